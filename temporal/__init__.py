@@ -1,0 +1,50 @@
+"""The SQLite temporal tables and everything asked of them by time."""
+
+from __future__ import annotations
+
+from temporal.dates import (
+    DatePrecision,
+    DateValue,
+    format_instant,
+    from_datetime,
+    instant,
+    parse_date_value,
+    parse_query_bound,
+    timezone,
+)
+from temporal.names import NameIndex, Resolution, normalize_name, slug_suffixes
+from temporal.reconcile import ReconcileResult, Reconciler, VaultConfig
+from temporal.records import Lifecycle, LinkRef, Locator, Record, RecordKind, RecordRef, note_dates
+from temporal.store import Count, Reader, RecordFilter, StatusCounts, Store
+from temporal.tables import FINGERPRINT
+
+__all__ = [
+    "FINGERPRINT",
+    "Count",
+    "DatePrecision",
+    "DateValue",
+    "Lifecycle",
+    "LinkRef",
+    "Locator",
+    "NameIndex",
+    "Reader",
+    "ReconcileResult",
+    "Reconciler",
+    "Record",
+    "RecordFilter",
+    "RecordKind",
+    "RecordRef",
+    "Resolution",
+    "StatusCounts",
+    "Store",
+    "VaultConfig",
+    "format_instant",
+    "from_datetime",
+    "instant",
+    "normalize_name",
+    "note_dates",
+    "parse_date_value",
+    "parse_query_bound",
+    "slug_suffixes",
+    "timezone",
+]

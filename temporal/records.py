@@ -1,0 +1,172 @@
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+from dateutil.rrule import rrulestr
+
+from temporal.dates import DatePrecision, DateValue, parse_date_value, timezone
+from vault import AmbiguousTime, InvalidDate, Issue, Note, UnknownTimezone
+
+__all__ = [
+    "Lifecycle",
+    "LinkRef",
+    "Locator",
+    "Record",
+    "RecordKind",
+    "RecordRef",
+    "note_dates",
+]
+
+_RRULE_PART = re.compile(r"[A-Z]+=[A-Za-z0-9,+\-:T]+\Z")
+
+
+class RecordKind(Enum):
+    """Derived from the type; member names are the GraphQL values."""
+
+    PAGE = "page"
+    CLAIM = "claim"
+    RELATIONSHIP = "relationship"
+
+
+class Lifecycle(Enum):
+    """A record's written lifecycle."""
+
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    WITHDRAWN = "withdrawn"
+
+
+@dataclass(frozen=True, slots=True)
+class Locator:
+    """Where a record or a piece of evidence stands in the vault."""
+
+    path: str
+    start_line: int
+    end_line: int
+    revision: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecordRef:
+    """A compact record identity: no body."""
+
+    id: str
+    kind: RecordKind
+    type: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRef:
+    """A body link and the eligible record it resolves to, if any."""
+
+    text: str
+    line: int
+    target: RecordRef | None
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One eligible record as the state store holds it."""
+
+    id: str
+    scope: str
+    kind: RecordKind
+    type: str
+    title: str
+    aliases: tuple[str, ...]
+    tags: tuple[str, ...]
+    lifecycle: Lifecycle
+    superseded_by: str | None
+    body: str
+    locator: Locator
+    entities: tuple[RecordRef, ...]
+    refs: Mapping[str, RecordRef]
+    relation: str | None
+    weight: float | None
+    source_event: bool
+    dates: Mapping[str, DateValue]
+    timezone: str | None
+    recurrence: str | None
+    exdates: tuple[str, ...]
+    rdates: tuple[str, ...]
+    state: str | None
+    links: tuple[LinkRef, ...]
+    extra: Mapping[str, object]
+
+    def ref(self) -> RecordRef:
+        """The compact identity of this record."""
+        return RecordRef(self.id, self.kind, self.type, self.title)
+
+
+def note_dates(note: Note) -> tuple[dict[str, DateValue], str | None, list[Issue]]:
+    """Read a note's date fields, zone and recurrence; bad values become absent with issues.
+
+    Returns:
+        The parsed date fields, the valid IANA zone (or None) and the issues.
+    """
+    issues: list[Issue] = []
+
+    def issue(field: str, code: str, message: str) -> None:
+        issues.append(Issue(note.path, note.lines.get(field), field, code, message, note.id))
+
+    tz = note.timezone
+    if tz is not None:
+        try:
+            timezone(tz)
+        except UnknownTimezone:
+            issue("timezone", "unknown_timezone", f"Unknown timezone {tz!r}")
+            tz = None
+    dates: dict[str, DateValue] = {}
+    for field, text in note.dates.items():
+        try:
+            dates[field] = parse_date_value(text, tz=tz)
+        except AmbiguousTime:
+            issue(field, "ambiguous_time", f"{field} {text!r} has no zone and no timezone is set")
+        except InvalidDate as exc:
+            issue(field, "invalid_date", str(exc))
+    for field in ("exdates", "rdates"):
+        for text in getattr(note, field):
+            try:
+                parse_date_value(text, tz=tz)
+            except InvalidDate as exc:
+                issue(field, "invalid_date", str(exc))
+    if note.recurrence is not None or note.rdates:
+        _check_recurrence(note, dates.get("occurred_at"), tz, issue)
+    return dates, tz, issues
+
+
+def _check_recurrence(
+    note: Note, anchor: DateValue | None, tz: str | None, issue: _IssueSink
+) -> None:
+    field = "recurrence" if note.recurrence is not None else "rdates"
+    if anchor is None:
+        issue(field, "invalid_recurrence", "A recurrence needs an occurred_at anchor")
+        return
+    if anchor.precision in (DatePrecision.MONTH, DatePrecision.YEAR):
+        issue(field, "invalid_recurrence", "A recurrence anchor must be a day or an instant")
+        return
+    if anchor.precision is DatePrecision.INSTANT and tz is None:
+        text = anchor.text
+        if not (text.endswith("Z") or text.endswith(("+00:00", "-00:00"))):
+            message = "An instant anchor with a recurrence needs an IANA timezone, not an offset"
+            issue("timezone" if "timezone" in note.lines else field, "recurrence_needs_timezone", message)
+    rule = note.recurrence
+    if rule is None:
+        return
+    body = rule.removeprefix("RRULE:")
+    parts = body.split(";")
+    if not all(_RRULE_PART.match(p) for p in parts) or not any(p.startswith("FREQ=") for p in parts):
+        issue("recurrence", "invalid_recurrence", f"Recurrence {rule!r} is not an RFC 5545 RRULE")
+        return
+    try:
+        rrulestr(f"RRULE:{body}", dtstart=anchor.start.naive(), ignoretz=True)
+    except (ValueError, TypeError, OverflowError) as exc:
+        issue("recurrence", "invalid_recurrence", f"Recurrence {rule!r}: {exc}")
+
+
+class _IssueSink:
+    def __call__(self, field: str, code: str, message: str) -> None: ...

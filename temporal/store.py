@@ -1,0 +1,350 @@
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlite_utils
+
+from temporal.dates import DatePrecision, DateValue, parse_query_bound
+from temporal.records import Lifecycle, LinkRef, Locator, Record, RecordKind, RecordRef
+from temporal.tables import FINGERPRINT, MIGRATIONS, PROJECTION_DDL, PROJECTION_TABLES
+from vault import IndexUnavailable, Issue, QueryTooComplex
+
+__all__ = ["Count", "RecordFilter", "Reader", "StatusCounts", "Store"]
+
+_BUSY_MS = 10_000
+_TIME_FIELDS = ("occurred_at", "recorded_at", "updated_at", "due_at")
+
+
+@dataclass(frozen=True, slots=True)
+class RecordFilter:
+    """Filters of the `records` inventory; `since`/`until` are query-bound texts."""
+
+    kind: RecordKind | None = None
+    type: str | None = None
+    tag: str | None = None
+    lifecycle: str = "active"
+    scope: str | None = None
+    time_field: str = "occurred_at"
+    since: str | None = None
+    until: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    """One key of a count table."""
+
+    key: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class StatusCounts:
+    """Counts of the eligible records of the readable scopes."""
+
+    records: int
+    by_kind: tuple[Count, ...]
+    by_type: tuple[Count, ...]
+
+
+class Store:
+    """The state database: one SQLite file in WAL mode, one writer, many readers.
+
+    Projection tables are rebuilt when the fingerprint changes; safeguard
+    tables are created and changed only by migrations and reconciles.
+    """
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, fingerprint: str) -> None:
+        self.path = path
+        self.conn = conn
+        self.fingerprint = fingerprint
+        self._readers: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, fingerprint: str = FINGERPRINT) -> Store:
+        """Open (creating if needed) the state database and rebuild stale projections.
+
+        Raises:
+            IndexUnavailable: the file cannot be opened or is not a database.
+        """
+        db_path = Path(path)
+        try:
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+            conn = _connect(db_path)
+            conn.execute("PRAGMA journal_mode = WAL")
+            MIGRATIONS.apply(sqlite_utils.Database(conn))
+            store = cls(db_path, conn, fingerprint)
+            store._ensure_projections()
+        except (sqlite3.Error, OSError) as exc:
+            raise IndexUnavailable(f"State database {str(db_path)!r} is unusable: {exc}") from exc
+        return store
+
+    def close(self) -> None:
+        """Close every connection."""
+        with self._lock:
+            for reader in self._readers:
+                reader.close()
+            self._readers.clear()
+        self.conn.close()
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (`BEGIN IMMEDIATE`), committed on success, rolled back on error."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise IndexUnavailable(f"Cannot start a write: {exc}") from exc
+        try:
+            yield self.conn
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+
+    @contextlib.contextmanager
+    def read(
+        self, *, scope_of: Callable[[str], str], deadline: float | None = None
+    ) -> Iterator[Reader]:
+        """One read transaction: every query inside sees the same committed snapshot."""
+        with self._lock:
+            conn = self._readers.pop() if self._readers else _connect(self.path)
+        try:
+            conn.execute("BEGIN")
+            if deadline is not None:
+                conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+            yield Reader(conn, self.fingerprint, scope_of)
+        except sqlite3.OperationalError as exc:
+            if "interrupted" in str(exc):
+                raise QueryTooComplex("The query ran past its time limit") from exc
+            raise IndexUnavailable(f"State database error: {exc}") from exc
+        finally:
+            conn.set_progress_handler(None, 0)
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            with self._lock:
+                self._readers.append(conn)
+
+    def _ensure_projections(self) -> None:
+        tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        current = None
+        if "meta" in tables:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
+            current = row[0] if row else None
+        if current == self.fingerprint and set(PROJECTION_TABLES) <= tables:
+            return
+        with self.write() as conn:
+            for table in PROJECTION_TABLES:
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
+            for statement in PROJECTION_DDL.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute("INSERT INTO meta VALUES ('fingerprint', ?)", (self.fingerprint,))
+
+
+class Reader:
+    """Queries over one read transaction; returns dataclasses, never rows."""
+
+    def __init__(self, conn: sqlite3.Connection, fingerprint: str, scope_of: Callable[[str], str]):
+        self.conn = conn
+        self.fingerprint = fingerprint
+        self.scope_of = scope_of
+
+    def digests(self) -> dict[str, int]:
+        """Per-scope content digests of this snapshot."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'digests'").fetchone()
+        return {k: int(v, 16) for k, v in json.loads(row[0]).items()} if row else {}
+
+    def scopes(self) -> list[str]:
+        """Scopes that hold at least one note."""
+        return [r[0] for r in self.conn.execute("SELECT DISTINCT scope FROM notes ORDER BY scope")]
+
+    def record(self, record_id: str, scopes: Sequence[str]) -> Record | None:
+        """The eligible record with this id in the readable scopes, or None."""
+        found = self._records(
+            f"SELECT * FROM notes WHERE id = ? AND eligible = 1 AND scope IN ({_marks(scopes)})",
+            [record_id, *scopes],
+        )
+        return found[0] if found else None
+
+    def records(
+        self, flt: RecordFilter, scopes: Sequence[str], *, first: int, after: str | None
+    ) -> tuple[list[Record], int]:
+        """One page of the inventory, ordered by id, and the total."""
+        where, params = self._filter(flt, scopes)
+        total = self.conn.execute(f"SELECT count(*) FROM notes n WHERE {where}", params).fetchone()[0]
+        page_where, page_params = where, list(params)
+        if after is not None:
+            page_where += " AND n.id > ?"
+            page_params.append(after)
+        sql = f"SELECT n.* FROM notes n WHERE {page_where} ORDER BY n.id LIMIT ?"
+        return self._records(sql, [*page_params, first]), total
+
+    def refs(self, ids: Iterable[str], scopes: Sequence[str]) -> dict[str, RecordRef]:
+        """Compact identities of the eligible records among `ids`."""
+        wanted = sorted(set(ids))
+        found: dict[str, RecordRef] = {}
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            sql = (
+                f"SELECT id, kind, type, title FROM notes WHERE eligible = 1 AND id IN ({_marks(chunk)})"
+                f" AND scope IN ({_marks(scopes)})"
+            )
+            for rid, kind, rtype, title in self.conn.execute(sql, [*chunk, *scopes]):
+                found[rid] = RecordRef(rid, RecordKind(kind), rtype, title)
+        return found
+
+    def lookup(self, name: str, scopes: Sequence[str], key: str) -> list[RecordRef]:
+        """Eligible records whose id or slug is `name`, or whose title/alias key is `key`."""
+        sql = (
+            "SELECT DISTINCT n.id, n.kind, n.type, n.title FROM notes n WHERE n.eligible = 1"
+            f" AND n.scope IN ({_marks(scopes)}) AND (n.id = ? OR n.slug = ? OR n.path IN"
+            " (SELECT path FROM names WHERE key = ?)) ORDER BY n.id"
+        )
+        rows = self.conn.execute(sql, [*scopes, name, name, key])
+        return [RecordRef(r[0], RecordKind(r[1]), r[2], r[3]) for r in rows]
+
+    def counts(self, scopes: Sequence[str]) -> StatusCounts:
+        """Record counts per kind and per type."""
+        base = f"FROM notes WHERE eligible = 1 AND scope IN ({_marks(scopes)})"
+        total = self.conn.execute(f"SELECT count(*) {base}", scopes).fetchone()[0]
+        kinds = self.conn.execute(f"SELECT kind, count(*) {base} GROUP BY kind ORDER BY kind", scopes)
+        types = self.conn.execute(f"SELECT type, count(*) {base} GROUP BY type ORDER BY type", scopes)
+        return StatusCounts(
+            total, tuple(Count(k, c) for k, c in kinds), tuple(Count(k, c) for k, c in types)
+        )
+
+    def issues(self, scopes: Sequence[str]) -> list[Issue]:
+        """Every validation issue of the readable scopes, ordered by path, line and code."""
+        chosen = set(scopes)
+        rows = self.conn.execute(
+            "SELECT path, line, field, code, message, record_id FROM issues"
+            " ORDER BY path, coalesce(line, 0), code, message"
+        )
+        return [Issue(*row) for row in rows if self.scope_of(row[0]) in chosen]
+
+    def _filter(self, flt: RecordFilter, scopes: Sequence[str]) -> tuple[str, list[object]]:
+        chosen = [s for s in scopes if flt.scope is None or s == flt.scope]
+        clauses = ["n.eligible = 1", f"n.scope IN ({_marks(chosen)})"]
+        params: list[object] = [*chosen]
+        if flt.lifecycle != "all":
+            clauses.append("n.lifecycle = ?")
+            params.append(flt.lifecycle)
+        if flt.kind is not None:
+            clauses.append("n.kind = ?")
+            params.append(flt.kind.value)
+        if flt.type is not None:
+            clauses.append("n.type = ?")
+            params.append(flt.type)
+        if flt.tag is not None:
+            clauses.append("EXISTS (SELECT 1 FROM json_each(n.tags) WHERE value = ?)")
+            params.append(flt.tag)
+        if flt.since is not None or flt.until is not None:
+            since = parse_query_bound(flt.since) if flt.since else None
+            until = parse_query_bound(flt.until, upper=True) if flt.until else None
+            clause = "EXISTS (SELECT 1 FROM dates d WHERE d.path = n.path AND d.field = ?"
+            params.append(flt.time_field)
+            if since is not None:
+                clause += " AND (d.\"end\" > ? OR (d.\"end\" = d.start AND d.start >= ?))"
+                params += [since, since]
+            if until is not None:
+                clause += " AND d.start <= ?"
+                params.append(until)
+            clauses.append(clause + ")")
+        return " AND ".join(clauses), params
+
+    def _records(self, sql: str, params: Sequence[object]) -> list[Record]:
+        self.conn.row_factory = sqlite3.Row
+        try:
+            rows = self.conn.execute(sql, params).fetchall()
+        finally:
+            self.conn.row_factory = None
+        if not rows:
+            return []
+        paths = [r["path"] for r in rows]
+        dates: dict[str, dict[str, DateValue]] = {p: {} for p in paths}
+        targets: dict[str, list[tuple[str, int, str, int | None, str | None]]] = {p: [] for p in paths}
+        marks = _marks(paths)
+        for path, fld, text, precision, start, end in self.conn.execute(
+            f'SELECT path, field, text, precision, start, "end" FROM dates WHERE path IN ({marks})', paths
+        ):
+            dates[path][fld] = DateValue(text, DatePrecision(precision), start, end)
+        for path, fld, ord_, text, line, resolved in self.conn.execute(
+            f"SELECT path, field, ord, text, line, resolved FROM targets WHERE path IN ({marks})"
+            " ORDER BY path, field, ord",
+            paths,
+        ):
+            targets[path].append((fld, ord_, text, line, resolved))
+        wanted = {t[4] for ts in targets.values() for t in ts if t[4]}
+        scope_rows = {r["scope"] for r in rows}
+        refs = self.refs(wanted, sorted(scope_rows))
+        return [_record(row, dates[row["path"]], targets[row["path"]], refs) for row in rows]
+
+
+def _record(
+    row: sqlite3.Row,
+    dates: Mapping[str, DateValue],
+    targets: list[tuple[str, int, str, int | None, str | None]],
+    refs: Mapping[str, RecordRef],
+) -> Record:
+    entities: list[RecordRef] = []
+    named: dict[str, RecordRef] = {}
+    links: list[LinkRef] = []
+    for fld, _ord, text, line, resolved in targets:
+        ref = refs.get(resolved) if resolved else None
+        if fld == "link":
+            links.append(LinkRef(text, line or 0, ref))
+        elif ref is None:
+            continue
+        elif fld == "entities":
+            if ref not in entities:
+                entities.append(ref)
+        else:
+            named[fld] = ref
+    links.sort(key=lambda link: link.line)
+    return Record(
+        id=row["id"],
+        scope=row["scope"],
+        kind=RecordKind(row["kind"]),
+        type=row["type"],
+        title=row["title"],
+        aliases=tuple(json.loads(row["aliases"])),
+        tags=tuple(json.loads(row["tags"])),
+        lifecycle=Lifecycle(row["lifecycle"]),
+        superseded_by=named["superseded_by"].id if "superseded_by" in named else row["superseded_by"],
+        body=row["body"],
+        locator=Locator(row["path"], 1, row["line_count"], row["revision"]),
+        entities=tuple(entities),
+        refs=named,
+        relation=row["relation"],
+        weight=row["weight"],
+        source_event=bool(row["source_event"]),
+        dates=dates,
+        timezone=row["timezone"],
+        recurrence=row["recurrence"],
+        exdates=tuple(json.loads(row["exdates"])),
+        rdates=tuple(json.loads(row["rdates"])),
+        state=row["state"],
+        links=tuple(links),
+        extra=json.loads(row["extra"]),
+    )
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=_BUSY_MS / 1000)
+    conn.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+    conn.execute("PRAGMA synchronous = FULL")
+    conn.execute("PRAGMA foreign_keys = OFF")
+    return conn
+
+
+def _marks(items: Sequence[object]) -> str:
+    return ",".join("?" * len(items)) or "NULL"

@@ -1,0 +1,105 @@
+"""The one error hierarchy of Almanac.
+
+Every deliberate error derives from `AlmanacError`; `code` is the GraphQL
+`extensions.code` it is rendered with. Problems in the vault are never
+exceptions: they are `Issue` values. The tree::
+
+    AlmanacError (code None)
+    ├── InvalidInput       BAD_USER_INPUT     InvalidDate (AmbiguousTime), UnknownTimezone,
+    │                                         InvalidCursor
+    ├── NotFound           NOT_FOUND
+    ├── Unauthenticated    UNAUTHENTICATED
+    ├── Forbidden          FORBIDDEN
+    ├── SnapshotChanged    SNAPSHOT_CHANGED
+    ├── IndexUnavailable   INDEX_UNAVAILABLE
+    ├── QueryTooComplex    QUERY_TOO_COMPLEX
+    └── StartupError       None: bad settings, never reaches a client
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+__all__ = [
+    "AlmanacError",
+    "AmbiguousTime",
+    "Forbidden",
+    "IndexUnavailable",
+    "InvalidCursor",
+    "InvalidDate",
+    "InvalidInput",
+    "NotFound",
+    "QueryTooComplex",
+    "SnapshotChanged",
+    "StartupError",
+    "Unauthenticated",
+    "UnknownTimezone",
+]
+
+
+class AlmanacError(Exception):
+    """Base of every deliberate error; `code` is its GraphQL extensions code."""
+
+    code: ClassVar[str | None] = None
+
+
+class InvalidInput(AlmanacError):
+    """A request argument is malformed or out of range."""
+
+    code = "BAD_USER_INPUT"
+
+
+class InvalidDate(InvalidInput):
+    """A date or instant text that is not one of the accepted forms."""
+
+
+class AmbiguousTime(InvalidDate):
+    """A local time without zone where no timezone says which instant it is."""
+
+
+class UnknownTimezone(InvalidInput):
+    """A time zone name that is not a known IANA zone."""
+
+
+class InvalidCursor(InvalidInput):
+    """A pagination cursor that cannot be decoded."""
+
+
+class NotFound(AlmanacError):
+    """The requested object does not exist in the readable scopes."""
+
+    code = "NOT_FOUND"
+
+
+class Unauthenticated(AlmanacError):
+    """The request carries no valid credentials."""
+
+    code = "UNAUTHENTICATED"
+
+
+class Forbidden(AlmanacError):
+    """The credentials do not allow reading the requested scope."""
+
+    code = "FORBIDDEN"
+
+
+class SnapshotChanged(AlmanacError):
+    """A cursor was issued for another snapshot than the one being read."""
+
+    code = "SNAPSHOT_CHANGED"
+
+
+class IndexUnavailable(AlmanacError):
+    """The state database cannot be read or written right now."""
+
+    code = "INDEX_UNAVAILABLE"
+
+
+class QueryTooComplex(AlmanacError):
+    """The request exceeds a complexity, size or time limit."""
+
+    code = "QUERY_TOO_COMPLEX"
+
+
+class StartupError(AlmanacError):
+    """Bad settings or an unusable vault/state path; never reaches a client."""

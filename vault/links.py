@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+__all__ = ["Link", "extract_links", "first_heading", "wiki_target"]
+
+_WIKI = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+_MARKDOWN = re.compile(r"(?<![!\\])\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_INLINE_CODE = re.compile(r"(`+)(.+?)\1")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A link in a note body.
+
+    Args:
+        kind: `wiki`, `embed` or `markdown`.
+        target: What to resolve: the wiki target without label or heading, or, for a
+            Markdown link, the vault-relative path of the linked note without `.md`.
+        text: The link as written.
+        line: 1-based file line (counting frontmatter).
+    """
+
+    kind: str
+    target: str
+    text: str
+    line: int
+
+
+def wiki_target(inner: str) -> str:
+    """The target of a wiki link's inner text: no label (`|`, also `\\|`), no `#heading`."""
+    target = inner.split("|", 1)[0]
+    if target.endswith("\\"):
+        target = target[:-1]
+    return target.split("#", 1)[0].strip()
+
+
+def extract_links(body: str, *, first_line: int, note_path: str) -> tuple[Link, ...]:
+    """Every link of a body outside code, in reading order.
+
+    `[[#heading]]` points into the same note and is left out, and so are
+    Markdown links to anything but a relative `.md` path inside the vault.
+    """
+    links: list[Link] = []
+    folder = posixpath.dirname(note_path)
+    for offset, line in _prose_lines(body):
+        if "[" not in line:
+            continue
+        number = first_line + offset
+        for match in _WIKI.finditer(line):
+            target = wiki_target(match.group(2))
+            if target:
+                kind = "embed" if match.group(1) else "wiki"
+                links.append(Link(kind, target, match.group(0), number))
+        if "](" in line:
+            for match in _MARKDOWN.finditer(line):
+                target = _markdown_target(match.group(2), folder)
+                if target is not None:
+                    links.append(Link("markdown", target, match.group(0), number))
+    return tuple(links)
+
+
+def first_heading(body: str) -> str | None:
+    """The text of the first `# ` heading outside code blocks, if any."""
+    for _, line in _prose_lines(body):
+        if line.startswith("# "):
+            title = line[2:].strip().rstrip("#").strip()
+            if title:
+                return title
+    return None
+
+
+def _prose_lines(body: str) -> list[tuple[int, str]]:
+    if "`" not in body and "~~~" not in body:
+        return list(enumerate(body.split("\n")))
+    result: list[tuple[int, str]] = []
+    fence: str | None = None
+    for offset, line in enumerate(body.split("\n")):
+        match = _FENCE.match(line)
+        if fence is not None:
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                fence = None
+            continue
+        if match:
+            fence = match.group(1)
+            continue
+        if "`" in line:
+            line = _INLINE_CODE.sub(lambda m: " " * len(m.group(0)), line)
+        result.append((offset, line))
+    return result
+
+
+def _markdown_target(href: str, folder: str) -> str | None:
+    if href.startswith(("#", "/")) or _SCHEME.match(href):
+        return None
+    path = unquote(href.split("#", 1)[0])
+    if not path.endswith(".md"):
+        return None
+    joined = posixpath.normpath(posixpath.join(folder, path))
+    if joined.startswith("../") or joined == "..":
+        return None
+    return joined[:-3]
