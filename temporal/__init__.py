@@ -14,7 +14,17 @@ from temporal.dates import (
 )
 from temporal.names import NameIndex, Resolution, normalize_name, slug_suffixes
 from temporal.reconcile import ReconcileResult, Reconciler, VaultConfig
-from temporal.records import Lifecycle, LinkRef, Locator, Record, RecordKind, RecordRef, note_dates
+from temporal.records import (
+    Lifecycle,
+    LifecycleFilter,
+    LinkRef,
+    Locator,
+    Record,
+    RecordKind,
+    RecordRef,
+    TimeField,
+    note_dates,
+)
 from temporal.store import Count, Reader, RecordFilter, StatusCounts, Store
 from temporal.tables import FINGERPRINT
 
@@ -24,6 +34,7 @@ __all__ = [
     "DatePrecision",
     "DateValue",
     "Lifecycle",
+    "LifecycleFilter",
     "LinkRef",
     "Locator",
     "NameIndex",
@@ -37,6 +48,7 @@ __all__ = [
     "Resolution",
     "StatusCounts",
     "Store",
+    "TimeField",
     "VaultConfig",
     "format_instant",
     "from_datetime",

@@ -12,11 +12,13 @@ from vault import AmbiguousTime, InvalidDate, Issue, Note, UnknownTimezone
 
 __all__ = [
     "Lifecycle",
+    "LifecycleFilter",
     "LinkRef",
     "Locator",
     "Record",
     "RecordKind",
     "RecordRef",
+    "TimeField",
     "note_dates",
 ]
 
@@ -29,6 +31,23 @@ class RecordKind(Enum):
     PAGE = "page"
     CLAIM = "claim"
     RELATIONSHIP = "relationship"
+
+
+class LifecycleFilter(Enum):
+    """Which lifecycles a query returns."""
+
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    ALL = "all"
+
+
+class TimeField(Enum):
+    """The date field a time query reads."""
+
+    OCCURRED_AT = "occurred_at"
+    RECORDED_AT = "recorded_at"
+    UPDATED_AT = "updated_at"
+    DUE_AT = "due_at"
 
 
 class Lifecycle(Enum):

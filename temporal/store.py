@@ -13,7 +13,16 @@ from pathlib import Path
 import sqlite_utils
 
 from temporal.dates import DatePrecision, DateValue, parse_query_bound
-from temporal.records import Lifecycle, LinkRef, Locator, Record, RecordKind, RecordRef
+from temporal.records import (
+    Lifecycle,
+    LifecycleFilter,
+    LinkRef,
+    Locator,
+    Record,
+    RecordKind,
+    RecordRef,
+    TimeField,
+)
 from temporal.tables import FINGERPRINT, MIGRATIONS, PROJECTION_DDL, PROJECTION_TABLES
 from vault import IndexUnavailable, Issue, QueryTooComplex
 
@@ -30,9 +39,9 @@ class RecordFilter:
     kind: RecordKind | None = None
     type: str | None = None
     tag: str | None = None
-    lifecycle: str = "active"
+    lifecycle: LifecycleFilter = LifecycleFilter.ACTIVE
     scope: str | None = None
-    time_field: str = "occurred_at"
+    time_field: TimeField = TimeField.OCCURRED_AT
     since: str | None = None
     until: str | None = None
 
@@ -235,9 +244,9 @@ class Reader:
         chosen = [s for s in scopes if flt.scope is None or s == flt.scope]
         clauses = ["n.eligible = 1", f"n.scope IN ({_marks(chosen)})"]
         params: list[object] = [*chosen]
-        if flt.lifecycle != "all":
+        if flt.lifecycle is not LifecycleFilter.ALL:
             clauses.append("n.lifecycle = ?")
-            params.append(flt.lifecycle)
+            params.append(flt.lifecycle.value)
         if flt.kind is not None:
             clauses.append("n.kind = ?")
             params.append(flt.kind.value)
@@ -251,7 +260,7 @@ class Reader:
             since = parse_query_bound(flt.since) if flt.since else None
             until = parse_query_bound(flt.until, upper=True) if flt.until else None
             clause = "EXISTS (SELECT 1 FROM dates d WHERE d.path = n.path AND d.field = ?"
-            params.append(flt.time_field)
+            params.append(flt.time_field.value)
             if since is not None:
                 clause += " AND (d.\"end\" > ? OR (d.\"end\" = d.start AND d.start >= ?))"
                 params += [since, since]

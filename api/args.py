@@ -1,0 +1,57 @@
+"""Validation of request arguments: every bad value is an `InvalidInput` naming it."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+
+import temporal
+from vault import InvalidCursor, InvalidInput, SnapshotChanged
+
+__all__ = ["decode_cursor", "encode_cursor", "page_size", "query_bound"]
+
+
+def page_size(value: int, *, name: str = "first", limit: int = 100) -> int:
+    """A page size in 1..limit."""
+    if not 1 <= value <= limit:
+        raise InvalidInput(f"Argument {name!r} must be between 1 and {limit}, not {value}")
+    return value
+
+
+def query_bound(value: str | None, *, name: str, upper: bool = False) -> str | None:
+    """A `since`/`until` text, checked (the store parses it again)."""
+    if value is None:
+        return None
+    try:
+        temporal.parse_query_bound(value, upper=upper)
+    except InvalidInput as exc:
+        raise InvalidInput(f"Argument {name!r}: {exc}") from exc
+    return value
+
+
+def encode_cursor(snapshot: str, key: str) -> str:
+    """An opaque cursor bound to a snapshot."""
+    raw = json.dumps([snapshot, key], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, *, snapshot: str) -> str:
+    """The key of a cursor issued for `snapshot`.
+
+    Raises:
+        InvalidCursor: the cursor is not one of ours.
+        SnapshotChanged: the cursor belongs to another snapshot.
+    """
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        issued, key = json.loads(raw)
+        if not isinstance(issued, str) or not isinstance(key, str):
+            raise ValueError("not a cursor")
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
+        raise InvalidCursor(f"Cursor {cursor[:40]!r} is not valid") from exc
+    if issued != snapshot:
+        raise SnapshotChanged(
+            "The cursor belongs to another snapshot; the data changed, start again without 'after'"
+        )
+    return key

@@ -1,0 +1,186 @@
+from __future__ import annotations
+
+import argparse
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from api.services import Services, now_us
+from api.settings import Settings
+from vault import AlmanacError, StartupError
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `almanac` command."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args))
+    except StartupError as exc:
+        print(f"almanac: {exc}", file=sys.stderr)
+        return 2
+    except AlmanacError as exc:
+        print(f"almanac: {exc}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="almanac", description="Knowledge graph over a Markdown vault")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def vault_options(command: argparse.ArgumentParser) -> None:
+        command.add_argument("--vault", help="vault folder (default: the bundled demo vault)")
+        command.add_argument("--state", help="state database file (default: per-vault cache file)")
+        command.add_argument("--config", help="TOML configuration: scopes, type aliases, limits, tokens")
+
+    serve = commands.add_parser("serve", help="serve the GraphQL API")
+    vault_options(serve)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--no-watch", action="store_true", help="scan the vault on every query")
+    serve.set_defaults(run=_serve)
+
+    reconcile = commands.add_parser("reconcile", help="bring the state database up to date")
+    vault_options(reconcile)
+    reconcile.set_defaults(run=_reconcile)
+
+    check = commands.add_parser("check", help="report validation issues; exit 1 if there are any")
+    vault_options(check)
+    check.add_argument("--json", action="store_true", help="print JSON")
+    check.set_defaults(run=_check)
+
+    query = commands.add_parser("query", help="run a GraphQL document and print the JSON result")
+    vault_options(query)
+    query.add_argument("document")
+    query.add_argument("--variables", default=None, help="JSON object of variables")
+    query.set_defaults(run=_query)
+
+    export = commands.add_parser("export-schema", help="write the GraphQL schema (SDL)")
+    export.add_argument("--output", default="schema.graphql")
+    export.set_defaults(run=_export)
+    return parser
+
+
+def _settings(args: argparse.Namespace, *, watch: bool = False) -> Settings:
+    return Settings.build(vault=args.vault, state=args.state, config=args.config, watch=watch)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from api.app import create_app
+
+    settings = _settings(args, watch=not args.no_watch)
+    if not settings.tokens and args.host not in ("127.0.0.1", "::1", "localhost"):
+        raise StartupError("Without configured tokens Almanac serves on loopback only")
+    print(f"Serving {settings.vault} on http://{args.host}:{args.port}/graphql", file=sys.stderr)
+    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    return 0
+
+
+def _reconcile(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    show = sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:
+        if show and total:
+            width = 30
+            filled = width * done // total
+            bar = "#" * filled + "-" * (width - filled)
+            print(f"\rreconcile [{bar}] {done}/{total}", end="", file=sys.stderr, flush=True)
+
+    services = _open(settings, progress)
+    try:
+        with services.store.read(scope_of=settings.config.scope_of) as reader:
+            counts = reader.counts(_all_scopes(reader, settings))
+            issues = reader.issues(_all_scopes(reader, settings))
+        if show:
+            print(file=sys.stderr)
+        print(f"{counts.records} records, {len(issues)} issues, snapshot {services.reconciler.snapshot()}")
+    finally:
+        services.close()
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    services = _open(settings, None)
+    try:
+        with services.store.read(scope_of=settings.config.scope_of) as reader:
+            scopes = _all_scopes(reader, settings)
+            counts = reader.counts(scopes)
+            issues = reader.issues(scopes)
+    finally:
+        services.close()
+    if args.json:
+        report = {
+            "records": counts.records,
+            "issues": [
+                {"code": i.code, "path": i.path, "line": i.line, "field": i.field,
+                 "recordId": i.record_id, "message": i.message}
+                for i in issues
+            ],
+        }
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        for i in issues:
+            where = f"{i.path}:{i.line}" if i.line else i.path
+            print(f"{where}: {i.code}: {i.message}")
+        print(f"{counts.records} records, {len(issues)} issues")
+    return 1 if issues else 0
+
+
+def _query(args: argparse.Namespace) -> int:
+    from starlette.testclient import TestClient
+
+    from api.app import create_app
+
+    try:
+        variables = json.loads(args.variables) if args.variables else None
+    except ValueError as exc:
+        raise StartupError(f"--variables is not JSON: {exc}") from exc
+    if variables is not None and not isinstance(variables, dict):
+        raise StartupError("--variables must be a JSON object")
+    settings = _settings(args)
+    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
+        response = client.post("/graphql", json={"query": args.document, "variables": variables})
+    print(json.dumps(response.json(), indent=2, ensure_ascii=False))
+    return 0 if response.status_code == 200 and "errors" not in response.json() else 1
+
+
+def _export(args: argparse.Namespace) -> int:
+    from api.schema import build_schema
+
+    Path(args.output).write_text(build_schema().as_str() + "\n", encoding="utf-8")
+    return 0
+
+
+def _open(settings: Settings, progress: object) -> Services:
+    from temporal import Reconciler, Store
+
+    store = Store.open(settings.db_path, fingerprint=settings.config.fingerprint(_fingerprint()))
+    services = Services(settings, store, Reconciler(store, settings.vault, settings.config))
+    services.reconciler.reconcile(now_us=now_us(), progress=progress)  # type: ignore[arg-type]
+    return services
+
+
+def _fingerprint() -> str:
+    from temporal import FINGERPRINT
+
+    return FINGERPRINT
+
+
+def _all_scopes(reader: object, settings: Settings) -> list[str]:
+    from temporal import Reader
+
+    assert isinstance(reader, Reader)
+    return sorted({"default", *settings.config.scopes, *reader.scopes()})
+
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+import contextlib
+import hmac
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import strawberry
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.websockets import WebSocket
+from strawberry.asgi import GraphQL
+
+import temporal
+from api.services import Services, now_us
+from api.types.common import Coverage, Freshness, ResultMeta
+from vault import AlmanacError, Forbidden, Unauthenticated
+
+__all__ = ["AlmanacGraphQL", "Context", "Info", "readable_scopes"]
+
+
+@dataclass(slots=True)
+class Context:
+    """What every resolver of one request shares: one snapshot, one clock, one set of scopes."""
+
+    services: Services
+    scopes: tuple[str, ...] | None
+    now_us: int
+    error: AlmanacError | None = None
+    deadline: float | None = None
+    _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    _reader: temporal.Reader | None = None
+
+    def reader(self) -> temporal.Reader:
+        """The request's read transaction, opened on first use."""
+        if self.error is not None:
+            raise self.error
+        if self._reader is None:
+            store = self.services.store
+            scope_of = self.services.settings.config.scope_of
+            self._reader = self._stack.enter_context(store.read(scope_of=scope_of, deadline=self.deadline))
+        return self._reader
+
+    def readable(self, scope: str | None = None) -> list[str]:
+        """The scopes this request reads: all it may, or the one asked for."""
+        reader = self.reader()
+        allowed = readable_scopes(reader, self.services, self.scopes)
+        if scope is None:
+            return allowed
+        if scope not in allowed:
+            raise Forbidden(f"Scope {scope!r} is not readable with these credentials")
+        return [scope]
+
+    def meta(self, scopes: Sequence[str], degraded: Sequence[str] = ()) -> ResultMeta:
+        """The `meta` block of a result over `scopes`."""
+        issues = self.reader().issues(scopes)
+        fresh = self.services.freshness
+        return ResultMeta(
+            snapshot=self.snapshot(scopes),
+            freshness=Freshness(
+                queried_at=temporal.format_instant(self.now_us),
+                scanned_at=temporal.format_instant(fresh.scanned_at or self.now_us),
+                indexed_at=temporal.format_instant(fresh.indexed_at or self.now_us),
+            ),
+            coverage=Coverage(complete=not issues, issue_count=len(issues), _issues=issues),
+            degraded=sorted(set(degraded)),
+        )
+
+    def snapshot(self, scopes: Sequence[str]) -> str:
+        """The snapshot id of `scopes` as read by this request."""
+        reader = self.reader()
+        digests = reader.digests()
+        blob = reader.fingerprint + "|" + "|".join(f"{s}:{digests.get(s, 0):x}" for s in sorted(set(scopes)))
+        return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+    def close(self) -> None:
+        """End the read transaction."""
+        self._stack.close()
+        self._reader = None
+
+
+Info = strawberry.Info[Context, None]
+
+
+def readable_scopes(reader: temporal.Reader, services: Services, granted: tuple[str, ...] | None) -> list[str]:
+    """Every scope there is (configured or holding notes), or those a token grants."""
+    known = {"default", *services.settings.config.scopes, *reader.scopes()}
+    if granted is None:
+        return sorted(known)
+    return sorted(set(granted))
+
+
+class AlmanacGraphQL(GraphQL[Context, None]):
+    """strawberry's ASGI app with Almanac's request context."""
+
+    def __init__(self, schema: strawberry.Schema, *, services: Services, graphql_ide: str | None) -> None:
+        super().__init__(
+            schema,
+            graphql_ide=graphql_ide,  # type: ignore[arg-type]
+            allow_queries_via_get=True,
+            multipart_uploads_enabled=False,
+        )
+        self.services = services
+
+    async def get_context(self, request: Request | WebSocket, response: Response | WebSocket) -> Context:
+        services = self.services
+        stamp = now_us()
+        deadline = time.monotonic() + services.settings.limits.request_seconds
+        context = Context(services, request.scope.get("almanac.scopes"), stamp, deadline=deadline)
+        try:
+            await services.ensure_fresh(now_us=stamp)
+        except AlmanacError as exc:
+            context.error = exc
+        return context
+
+
+def scopes_for_token(services: Services, authorization: str | None, client_host: str | None) -> tuple[str, ...] | None:
+    """The scopes a request may read; None means all.
+
+    Raises:
+        Unauthenticated: tokens are configured and the request has no valid one.
+        Forbidden: no tokens are configured and the client is not on loopback.
+    """
+    tokens = services.settings.tokens
+    if not tokens:
+        if client_host not in (None, "127.0.0.1", "::1", "localhost", "testclient") and not (
+            client_host or ""
+        ).startswith("127."):
+            raise Forbidden("Without configured tokens Almanac answers loopback clients only")
+        return None
+    if not authorization or not authorization.startswith("Bearer "):
+        raise Unauthenticated("A bearer token is required")
+    digest = hashlib.sha256(authorization[7:].strip().encode()).hexdigest()
+    for known, scopes in tokens.items():
+        if hmac.compare_digest(known, digest):
+            return scopes
+    raise Unauthenticated("The bearer token is not valid")

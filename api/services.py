@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from dataclasses import dataclass
+
+import anyio.to_thread
+import pendulum
+
+from api.settings import Settings
+from api.watcher import Watcher
+from temporal import FINGERPRINT, ReconcileResult, Reconciler, Store, from_datetime
+from vault import AlmanacError, IndexUnavailable
+
+__all__ = ["Freshness", "Services", "now_us"]
+
+log = logging.getLogger("almanac")
+
+
+@dataclass(frozen=True, slots=True)
+class Freshness:
+    """When the vault was last checked and when the index last changed (microseconds)."""
+
+    scanned_at: int
+    indexed_at: int
+
+
+class Services:
+    """The store, its reconciler and the watcher, shared by every request of one app.
+
+    `ensure_fresh` is what every query awaits first. Concurrent callers share
+    one reconcile: a caller waits only for a reconcile that *started* after it
+    arrived, so it sees every change that finished before it arrived, and a
+    burst of callers costs one reconcile, not one each.
+    """
+
+    def __init__(self, settings: Settings, store: Store, reconciler: Reconciler) -> None:
+        self.settings = settings
+        self.store = store
+        self.reconciler = reconciler
+        self.watcher: Watcher | None = None
+        self._lock = asyncio.Lock()
+        self._thread_lock = threading.Lock()
+        self._arrivals = 0
+        self._covered = 0
+        self._pending: set[str] = set()
+        self._rescan = True
+        self.freshness = Freshness(0, 0)
+
+    @classmethod
+    def open(cls, settings: Settings, *, now_us: int) -> Services:
+        """Open the state database, start the watcher and reconcile once.
+
+        Raises:
+            IndexUnavailable: the state database cannot be used.
+        """
+        store = Store.open(settings.db_path, fingerprint=settings.config.fingerprint(FINGERPRINT))
+        services = cls(settings, store, Reconciler(store, settings.vault, settings.config))
+        if settings.watch:
+            try:
+                services.watcher = Watcher(str(settings.vault))
+            except OSError as exc:
+                log.warning("File watcher unavailable (%s); every query scans the vault", exc)
+        services.reconcile_now(now_us=now_us)
+        return services
+
+    def close(self) -> None:
+        """Release the watcher and the database."""
+        if self.watcher is not None:
+            self.watcher.close()
+        self.store.close()
+
+    def reconcile_now(self, *, now_us: int) -> ReconcileResult:
+        """Reconcile synchronously (startup, CLI, tests)."""
+        with self._thread_lock:
+            paths = self._take_changes()
+            try:
+                result = self.reconciler.reconcile(now_us=now_us, paths=paths)
+            except BaseException:
+                self._rescan = True  # what the watcher said is not applied: look at everything
+                raise
+            self._note(result, now_us)
+            return result
+
+    async def ensure_fresh(self, *, now_us: int) -> None:
+        """Make the index reflect every vault change that finished before this call.
+
+        Raises:
+            IndexUnavailable: the reconcile failed; the previous snapshot stays served.
+        """
+        self._arrivals += 1
+        ticket = self._arrivals
+        if not self._lock.locked() and self._quiet():
+            self.freshness = Freshness(now_us, self.freshness.indexed_at)
+            self._covered = ticket
+            return
+        async with self._lock:
+            if self._covered >= ticket:
+                return
+            start = self._arrivals
+            try:
+                await anyio.to_thread.run_sync(lambda: self.reconcile_now(now_us=now_us))
+            except AlmanacError:
+                raise
+            except Exception as exc:
+                log.exception("Reconcile failed")
+                raise IndexUnavailable(f"Reconcile failed: {type(exc).__name__}") from exc
+            self._covered = start
+
+    def _quiet(self) -> bool:
+        """True when the watcher proves nothing changed; collects what did otherwise."""
+        if self.watcher is None or self._rescan:
+            return False
+        changes = self.watcher.drain()
+        if changes is None:
+            self._rescan = True
+            return False
+        self._pending |= changes
+        return not self._pending
+
+    def _take_changes(self) -> set[str] | None:
+        if self.watcher is None:
+            return None
+        changes = self.watcher.drain()
+        rescan = self._rescan or changes is None
+        pending = self._pending | (changes or set())
+        self._pending, self._rescan = set(), False
+        return None if rescan else pending
+
+    def _note(self, result: ReconcileResult, now_us: int) -> None:
+        indexed = now_us if result.changed or not self.freshness.indexed_at else self.freshness.indexed_at
+        self.freshness = Freshness(now_us, indexed)
+
+
+def now_us() -> int:
+    """The wall clock in microseconds: read only here, in `api`."""
+    return from_datetime(pendulum.now("UTC"))

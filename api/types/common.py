@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+from typing import Self
+
+import strawberry
+
+import graph
+import temporal
+import vault
+from api.args import page_size
+
+__all__ = [
+    "Count",
+    "Coverage",
+    "DatePrecision",
+    "DateValue",
+    "Freshness",
+    "Lifecycle",
+    "LifecycleFilter",
+    "Link",
+    "Locator",
+    "LookupStatus",
+    "PageInfo",
+    "RecordKind",
+    "RecordRef",
+    "ResultMeta",
+    "TimeField",
+    "ValidationIssue",
+]
+
+RecordKind = strawberry.enum(temporal.RecordKind)
+Lifecycle = strawberry.enum(temporal.Lifecycle)
+LifecycleFilter = strawberry.enum(temporal.LifecycleFilter)
+DatePrecision = strawberry.enum(temporal.DatePrecision)
+TimeField = strawberry.enum(temporal.TimeField)
+LookupStatus = strawberry.enum(graph.LookupStatus)
+
+
+@strawberry.type
+class ValidationIssue:
+    code: str
+    path: str
+    line: int | None
+    field: str | None
+    record_id: str | None
+    message: str
+
+    @classmethod
+    def from_domain(cls, issue: vault.Issue) -> Self:
+        return cls(
+            code=issue.code,
+            path=issue.path,
+            line=issue.line,
+            field=issue.field,
+            record_id=issue.record_id,
+            message=issue.message,
+        )
+
+
+@strawberry.type
+class Freshness:
+    queried_at: str
+    scanned_at: str
+    indexed_at: str
+
+
+@strawberry.type
+class Coverage:
+    complete: bool
+    issue_count: int
+    _issues: strawberry.Private[list[vault.Issue]]
+
+    @strawberry.field
+    def issues(self, first: int | None = 20) -> list[ValidationIssue]:
+        size = page_size(20 if first is None else first, name="first", limit=1000)
+        return [ValidationIssue.from_domain(i) for i in self._issues[:size]]
+
+
+@strawberry.type
+class ResultMeta:
+    snapshot: str
+    freshness: Freshness
+    coverage: Coverage
+    degraded: list[str]
+
+
+@strawberry.type
+class PageInfo:
+    has_next_page: bool
+    end_cursor: str | None
+
+
+@strawberry.type
+class Locator:
+    path: str
+    start_line: int
+    end_line: int
+    revision: str
+
+    @classmethod
+    def from_domain(cls, value: temporal.Locator) -> Self:
+        return cls(
+            path=value.path,
+            start_line=value.start_line,
+            end_line=value.end_line,
+            revision=value.revision,
+        )
+
+
+@strawberry.type
+class DateValue:
+    text: str
+    precision: DatePrecision
+    start: str
+    end: str
+
+    @classmethod
+    def from_domain(cls, value: temporal.DateValue) -> Self:
+        return cls(
+            text=value.text,
+            precision=value.precision,
+            start=temporal.format_instant(value.start_us),
+            end=temporal.format_instant(value.end_us),
+        )
+
+
+@strawberry.type
+class RecordRef:
+    id: strawberry.ID
+    kind: RecordKind
+    type: str
+    title: str
+
+    @classmethod
+    def from_domain(cls, ref: temporal.RecordRef) -> Self:
+        return cls(id=strawberry.ID(ref.id), kind=ref.kind, type=ref.type, title=ref.title)
+
+
+@strawberry.type
+class Link:
+    text: str
+    line: int
+    resolved: bool
+    target: RecordRef | None
+
+    @classmethod
+    def from_domain(cls, link: temporal.LinkRef) -> Self:
+        target = RecordRef.from_domain(link.target) if link.target else None
+        return cls(text=link.text, line=link.line, resolved=target is not None, target=target)
+
+
+@strawberry.type
+class Count:
+    key: str
+    count: int
+
+    @classmethod
+    def from_domain(cls, value: temporal.Count) -> Self:
+        return cls(key=value.key, count=value.count)

@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+from typing import Self
+
+import strawberry
+
+import temporal
+from api.types.common import (
+    Count,
+    Coverage,
+    DateValue,
+    Freshness,
+    Lifecycle,
+    LifecycleFilter,
+    Link,
+    Locator,
+    LookupStatus,
+    PageInfo,
+    RecordKind,
+    RecordRef,
+    ResultMeta,
+    TimeField,
+)
+
+__all__ = ["LookupResult", "Record", "RecordConnection", "RecordFilter", "Status"]
+
+
+def _date(value: temporal.DateValue | None) -> DateValue | None:
+    return DateValue.from_domain(value) if value is not None else None
+
+
+def _ref(value: temporal.RecordRef | None) -> RecordRef | None:
+    return RecordRef.from_domain(value) if value is not None else None
+
+
+@strawberry.type
+class Record:
+    id: strawberry.ID
+    scope: str
+    kind: RecordKind
+    type: str
+    title: str
+    aliases: list[str]
+    tags: list[str]
+    lifecycle: Lifecycle
+    superseded_by: strawberry.ID | None
+    body: str
+    locator: Locator
+    entities: list[RecordRef]
+    owner: RecordRef | None
+    subject: RecordRef | None
+    source: RecordRef | None
+    from_: RecordRef | None = strawberry.field(name="from")
+    to: RecordRef | None
+    relation: str | None
+    weight: float | None
+    source_event: bool
+    occurred_at: DateValue | None
+    ends_at: DateValue | None
+    recorded_at: DateValue | None
+    updated_at: DateValue | None
+    due_at: DateValue | None
+    valid_from: DateValue | None
+    valid_until: DateValue | None
+    timezone: str | None
+    recurrence: str | None
+    state: str | None
+    links: list[Link]
+
+    @classmethod
+    def from_domain(cls, r: temporal.Record) -> Self:
+        d = r.dates
+        return cls(
+            id=strawberry.ID(r.id),
+            scope=r.scope,
+            kind=r.kind,
+            type=r.type,
+            title=r.title,
+            aliases=list(r.aliases),
+            tags=list(r.tags),
+            lifecycle=r.lifecycle,
+            superseded_by=strawberry.ID(r.superseded_by) if r.superseded_by else None,
+            body=r.body,
+            locator=Locator.from_domain(r.locator),
+            entities=[RecordRef.from_domain(e) for e in r.entities],
+            owner=_ref(r.refs.get("owner")),
+            subject=_ref(r.refs.get("subject")),
+            source=_ref(r.refs.get("source")),
+            from_=_ref(r.refs.get("from")),
+            to=_ref(r.refs.get("to")),
+            relation=r.relation,
+            weight=r.weight,
+            source_event=r.source_event,
+            occurred_at=_date(d.get("occurred_at")),
+            ends_at=_date(d.get("ends_at")),
+            recorded_at=_date(d.get("recorded_at")),
+            updated_at=_date(d.get("updated_at")),
+            due_at=_date(d.get("due_at")),
+            valid_from=_date(d.get("valid_from")),
+            valid_until=_date(d.get("valid_until")),
+            timezone=r.timezone,
+            recurrence=r.recurrence,
+            state=r.state,
+            links=[Link.from_domain(link) for link in r.links],
+        )
+
+
+@strawberry.input
+class RecordFilter:
+    kind: RecordKind | None = None
+    type: str | None = None
+    tag: str | None = None
+    lifecycle: LifecycleFilter | None = temporal.LifecycleFilter.ACTIVE
+    scope: str | None = None
+    time_field: TimeField | None = temporal.TimeField.OCCURRED_AT
+    since: str | None = None
+    until: str | None = None
+
+
+@strawberry.type
+class RecordConnection:
+    nodes: list[Record]
+    total: int
+    page_info: PageInfo
+    meta: ResultMeta
+
+
+@strawberry.type
+class LookupResult:
+    status: LookupStatus
+    record: RecordRef | None
+    candidates: list[RecordRef]
+    meta: ResultMeta
+
+
+@strawberry.type
+class Status:
+    snapshot: str
+    freshness: Freshness
+    coverage: Coverage
+    record_count: int
+    scopes: list[str]
+    counts_by_kind: list[Count]
+    counts_by_type: list[Count]
+    fingerprint: str
