@@ -326,9 +326,8 @@ class Reconciler:
             self.entries[path].reinstated_us = start
         refs: dict[str, list[tuple[str, int, str]]] = {}
         for path, fld, ord_, kind, text, line, target, resolved_path, status in conn.execute(
-            "SELECT t.path, t.field, t.ord, t.kind, t.text, t.line, t.target, n.path, t.status"
-            " FROM targets t LEFT JOIN notes n ON n.path = t.resolved"
-            " ORDER BY t.path, t.field, t.ord"
+            "SELECT path, field, ord, kind, text, line, target, resolved_path, status"
+            " FROM targets ORDER BY path, field, ord"
         ):
             entry = self.entries[path]
             if fld == "link":
@@ -534,7 +533,7 @@ class _Plan:
             resolved_id = self.entries[res.path].id if res.path else None
             rows.append(
                 (path, fld, ord_, kind, text, line, target, target.lower(), normalize_name(target),
-                 resolved_id, res.status)
+                 resolved_id, res.path, res.status)
             )
         entry.ambiguous_links = tuple(ambiguous)
         self.rows[path] = rows
@@ -606,6 +605,7 @@ class _Plan:
             new = self.entries.get(path)
             if new is not None and new.eligible:
                 self.digests[new.scope] = self.digests.get(new.scope, 0) ^ _contribution(new)
+        self.digests = {scope: value for scope, value in self.digests.items() if value}
 
     # -- writing ------------------------------------------------------------------------
 
@@ -626,7 +626,7 @@ class _Plan:
         conn.executemany("INSERT INTO dates VALUES (?, ?, ?, ?, ?, ?)", self._date_rows())
         conn.executemany("INSERT INTO names VALUES (?, ?, ?)", self._name_rows())
         conn.executemany(
-            "INSERT INTO targets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO targets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [row for p in sorted(self.rows) for row in self.rows[p]],
         )
         conn.executemany(
@@ -794,7 +794,7 @@ class _Plan:
             edge_validity = validity if fld in ("subject", "source") else (None, None)
             rows.append((path, e.id, dst_id, _EDGE_RELATION[fld], e.id, line, line, *edge_validity))
         for row in self.rows.get(path) or self._stored_links(conn, path):
-            fld, status, resolved_id, line = row[1], row[10], row[9], row[5]
+            fld, status, resolved_id, line = row[1], row[11], row[9], row[5]
             if fld == "link" and status == "resolved" and resolved_id != e.id:
                 rows.append((path, e.id, resolved_id, "links_to", e.id, line, line, None, None))
         return rows

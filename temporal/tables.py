@@ -12,7 +12,7 @@ import sqlite_utils
 
 __all__ = ["FINGERPRINT", "MIGRATIONS", "PROJECTION_DDL", "PROJECTION_TABLES"]
 
-FINGERPRINT = "almanac-state-1"
+FINGERPRINT = "almanac-state-2"
 
 PROJECTION_TABLES = ("files", "notes", "dates", "targets", "edges", "names", "issues", "meta")
 
@@ -41,7 +41,7 @@ CREATE INDEX dates_field_start ON dates (field, start);
 CREATE TABLE targets (
     path TEXT NOT NULL, field TEXT NOT NULL, ord INTEGER NOT NULL, kind TEXT NOT NULL,
     text TEXT NOT NULL, line INTEGER, target TEXT NOT NULL, key_lower TEXT NOT NULL,
-    key_norm TEXT NOT NULL, resolved TEXT, status TEXT NOT NULL,
+    key_norm TEXT NOT NULL, resolved TEXT, resolved_path TEXT, status TEXT NOT NULL,
     PRIMARY KEY (path, field, ord)
 ) WITHOUT ROWID;
 CREATE INDEX targets_lower ON targets (key_lower);

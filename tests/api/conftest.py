@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from api.app import create_app
+from api.settings import DEMO_VAULT, Settings
+
+
+@pytest.fixture
+def demo_vault(tmp_path: Path) -> Path:
+    """A private copy of the bundled demo vault, free to edit."""
+    folder = tmp_path / "vault"
+    shutil.copytree(DEMO_VAULT, folder)
+    return folder
+
+
+@pytest.fixture
+def settings(demo_vault: Path, tmp_path: Path) -> Settings:
+    """The demo copy, a fresh state database, no watcher: every query scans."""
+    return Settings.build(vault=demo_vault, state=tmp_path / "state.db", config=None, watch=False)
+
+
+@pytest.fixture
+def client(settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(settings)) as client:
+        yield client

@@ -1,0 +1,176 @@
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import temporal
+
+NOW = 1_800_000_000_000_000
+TABLES = ("notes", "dates", "targets", "edges", "names", "issues")
+
+NOTES = {
+    "people/ada.md": "---\ntype: person\naliases: [Ada L]\n---\n# Ada Lopez\nWorks with [[Bob]].\n",
+    "people/bob.md": "---\ntype: person\ntitle: Bob\n---\nKnows [[people/ada]] and [[Ada L]].\n",
+    "orgs/acme.md": "---\ntype: organization\nowner: people/ada\n---\n# Acme\n",
+    "rel/ada-acme.md": (
+        "---\ntype: relationship\nfrom: people/ada\nto: orgs/acme\nrelation: works_at\n"
+        "valid_from: 2024-01-01\n---\nSince 2024, see [[Acme]].\n"
+    ),
+    "claims/c1.md": "---\ntype: claim\nsubject: '[[Bob]]'\nsource: meetings/m1\n---\nBob said so.\n",
+    "meetings/m1.md": (
+        "---\ntype: meeting\noccurred_at: 2024-03-01T10:00:00+01:00\n"
+        "entities: [people/ada, '[[Bob]]']\n---\n# Kickoff\n"
+    ),
+}
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for path, text in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+
+
+def dump(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    conn = sqlite3.connect(db)
+    try:
+        out = {t: sorted(conn.execute(f"SELECT * FROM {t}"), key=repr) for t in TABLES}
+        out["digests"] = list(conn.execute("SELECT value FROM meta WHERE key = 'digests'"))
+        return out
+    finally:
+        conn.close()
+
+
+def reconcile(root: Path, db: Path) -> temporal.ReconcileResult:
+    store = temporal.Store.open(db)
+    try:
+        return temporal.Reconciler(store, root, temporal.VaultConfig()).reconcile(now_us=NOW)
+    finally:
+        store.close()
+
+
+def clean_rebuild(root: Path, tmp_path: Path, state: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Projections rebuilt from the vault alone, keeping the safeguards (they are not rebuildable)."""
+    db = tmp_path / f"clean-{random.random()}.db"
+    temporal.Store.open(db).close()
+    with sqlite3.connect(db) as conn:
+        conn.execute("ATTACH DATABASE ? AS old", (str(state),))
+        conn.execute("INSERT INTO guards SELECT * FROM old.guards")
+        conn.execute("INSERT INTO seen SELECT * FROM old.seen")
+    reconcile(root, db)
+    return dump(db)
+
+
+MUTATIONS = [
+    ("retitle", lambda r: (r / "people/ada.md").write_text(NOTES["people/ada.md"].replace("Ada Lopez", "Ada X"))),
+    ("delete-target", lambda r: (r / "people/bob.md").unlink()),
+    ("withdraw-endpoint", lambda r: (r / "orgs/acme.md").write_text("---\ntype: organization\nlifecycle: withdrawn\n---\n# Acme\n")),
+    ("rename", lambda r: os.rename(r / "people/bob.md", r / "people/robert.md")),
+    ("add-duplicate", lambda r: (r / "bob2.md").write_text("---\nid: people/bob\n---\nCopy\n")),
+    ("add-alias-clash", lambda r: (r / "x.md").write_text("---\naliases: [Bob]\n---\n")),
+    ("break-frontmatter", lambda r: (r / "meetings/m1.md").write_text("---\ntype: [\n---\n")),
+    ("cycle", lambda r: write(r, {"d/a.md": "---\nlifecycle: superseded\nsuperseded_by: d/b\n---\n", "d/b.md": "---\nlifecycle: superseded\nsuperseded_by: d/a\n---\n"})),
+]
+
+
+@pytest.mark.parametrize("name,mutate", MUTATIONS, ids=[m[0] for m in MUTATIONS])
+def test_incremental_reconcile_equals_clean_rebuild(name, mutate, tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    db = tmp_path / "state.db"
+    first = reconcile(root, db)
+    mutate(root)
+    second = reconcile(root, db)
+    assert second.snapshot != first.snapshot or name == "break-frontmatter-noop"
+    assert dump(db) == clean_rebuild(root, tmp_path, db)
+
+
+def test_unchanged_vault_keeps_snapshot_and_writes_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    db = tmp_path / "state.db"
+    first = reconcile(root, db)
+    os.utime(root / "people/ada.md", ns=(1, 1))
+    second = reconcile(root, db)
+    third = reconcile(root, db)
+    assert first.snapshot == second.snapshot == third.snapshot
+    assert second.parsed == 0 and not third.changed
+
+
+def test_random_edit_sequences_match_clean_rebuild(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    db = tmp_path / "state.db"
+    store = temporal.Store.open(db)
+    rec = temporal.Reconciler(store, root, temporal.VaultConfig())
+    rec.reconcile(now_us=NOW)
+    names = ["people/ada", "people/bob", "orgs/acme", "meetings/m1", "Bob", "Ada L", "Acme", "z/new"]
+    for step in range(40):
+        path = rng.choice([*NOTES, "z/new.md", "z/other.md"])
+        target = root / path
+        if rng.random() < 0.25 and target.exists():
+            target.unlink()
+        else:
+            kind = rng.choice(["person", "claim", "relationship", "note"])
+            fields = [f"type: {kind}", f"title: {rng.choice(names)}"]
+            if kind == "claim":
+                fields.append(f"subject: {rng.choice(names)}")
+            if kind == "relationship":
+                fields += [f"from: {rng.choice(names)}", f"to: {rng.choice(names)}", "relation: knows"]
+            if rng.random() < 0.2:
+                fields.append(f"lifecycle: {rng.choice(['withdrawn', 'superseded'])}")
+            body = " ".join(f"[[{rng.choice(names)}]]" for _ in range(rng.randint(0, 3)))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text("---\n" + "\n".join(fields) + f"\n---\n{body} {step}\n")
+        rec.reconcile(now_us=NOW + step)
+    store.close()
+    state = dump(db)
+    clean = clean_rebuild(root, tmp_path, db)
+    # Guards may differ (they remember history); projections must not.
+    assert state == clean
+
+
+CHILD = """
+import os, sys
+import temporal
+store = temporal.Store.open(sys.argv[2])
+rec = temporal.Reconciler(store, sys.argv[1], temporal.VaultConfig())
+rec.reconcile(now_us=1)
+"""
+
+
+@pytest.mark.parametrize("hook", ["before-write", "before-commit", "random-1", "random-2", "random-3"])
+def test_kill_during_reconcile_leaves_a_consistent_database(hook: str, tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    db = tmp_path / "state.db"
+    reconcile(root, db)
+    write(root, {f"bulk/n{i}.md": f"---\ntitle: N{i}\nlifecycle: withdrawn\n---\n[[Bob]]\n" for i in range(300)})
+    with sqlite3.connect(db) as conn:
+        guards_before = set(conn.execute("SELECT id FROM guards"))
+    env = {**os.environ}
+    if hook.startswith("random"):
+        proc = subprocess.Popen([sys.executable, "-c", CHILD, str(root), str(db)], env=env)
+        try:
+            proc.wait(timeout=0.05 * int(hook[-1]))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        proc.wait()
+    else:
+        env["ALMANAC_CRASH_AT"] = hook
+        result = subprocess.run([sys.executable, "-c", CHILD, str(root), str(db)], env=env)
+        assert result.returncode == -9
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert guards_before <= set(conn.execute("SELECT id FROM guards"))
+    reconcile(root, db)
+    assert dump(db) == clean_rebuild(root, tmp_path, db)
+    with sqlite3.connect(db) as conn:
+        assert len(set(conn.execute("SELECT id FROM guards"))) == 300
