@@ -1,0 +1,93 @@
+"""Reconcile benchmark: cold, no-change and one-file-change reconciles next to the floors.
+
+    python bench/reconcile.py --notes 10000 [--notes 100000] [--runs 5]
+
+Generates each vault (deterministic, bench/generate.py) in a temp folder,
+measures the floors (bench/floors.py) and the reconciles in the same run, and
+prints one JSON object per size. Figures go into bench/README.md by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import floors  # noqa: E402
+import generate  # noqa: E402
+
+import temporal  # noqa: E402
+from api.watcher import Watcher  # noqa: E402
+
+
+def measure(notes: int, runs: int) -> dict[str, object]:
+    with tempfile.TemporaryDirectory() as tmp:
+        vault = Path(tmp) / "vault"
+        generate.generate(vault, notes)
+        db = Path(tmp) / "state.db"
+        out: dict[str, object] = {"notes": notes}
+        out["floor_stat_s"] = floors.stat_floor(vault, runs=3)
+        out["floor_read_hash_s"] = floors.read_hash_floor(vault, runs=1)
+        out["floor_frontmatter_s"] = floors.frontmatter_floor(vault, runs=1)
+        out["floor_insert_s"] = floors.insert_floor(notes, runs=1)
+        out["floor_sum_s"] = sum(
+            out[k] for k in ("floor_read_hash_s", "floor_frontmatter_s", "floor_insert_s")  # type: ignore[misc]
+        )
+        store = temporal.Store.open(db)
+        rec = temporal.Reconciler(store, vault, temporal.VaultConfig())
+        start = time.perf_counter()
+        rec.reconcile(now_us=1)
+        out["cold_s"] = time.perf_counter() - start
+        out["cold_over_floor_sum"] = out["cold_s"] / out["floor_sum_s"]  # type: ignore[operator]
+        out["no_change_scan_s"] = _median(lambda: rec.reconcile(now_us=2), runs)
+        out["no_change_over_stat_floor"] = out["no_change_scan_s"] / out["floor_stat_s"]  # type: ignore[operator]
+        target = sorted(vault.rglob("*.md"))[notes // 2]
+        original = target.read_text()
+        rel = target.relative_to(vault).as_posix()
+        counter = iter(range(10_000))
+
+        def edit() -> None:
+            target.write_text(original + f"\nedit {next(counter)}\n")
+
+        out["one_change_scan_s"] = _median(lambda: rec.reconcile(now_us=3), runs, before=edit)
+        watcher = Watcher(str(vault))
+        out["one_change_watched_s"] = _median(
+            lambda: rec.reconcile(now_us=4, paths=watcher.drain()), runs, before=edit
+        )
+        out["no_change_watched_check_s"] = _median(lambda: watcher.drain(), runs * 20)
+        watcher.close()
+        out["changed_path"] = rel
+        out["peak_rss_mb"] = floors.peak_rss_mb()
+        store.close()
+        return out
+
+
+def _median(action, runs: int, before=None) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(runs):
+        if before is not None:
+            before()
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--notes", type=int, action="append", required=True)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    for notes in args.notes:
+        print(json.dumps(measure(notes, args.runs)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
