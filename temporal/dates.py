@@ -118,7 +118,7 @@ def parse_date_value(text: str, *, tz: str | None = None) -> DateValue:
             year = int(match[1])
             end = _day_us(date(year + 1, 1, 1)) if year < 9999 else _day_us(date(9999, 12, 31))
             return DateValue(text, DatePrecision.YEAR, _day_us(date(year, 1, 1)), end)
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         raise InvalidDate(f"Impossible date {text!r}: {exc}") from exc
     raise InvalidDate(f"Date {text!r} is not YYYY, YYYY-MM, YYYY-MM-DD or an ISO 8601 instant")
 

@@ -46,6 +46,7 @@ class NameIndex:
         self._by_slug: dict[str, set[str]] = {}
         self._by_file: dict[str, set[str]] = {}
         self._by_name: dict[str, set[str]] = {}
+        self._by_fold: dict[str, set[str]] = {}
         self._slug: dict[str, str] = {}
         self._keys: dict[str, tuple[str, tuple[str, ...]]] = {}
 
@@ -56,6 +57,7 @@ class NameIndex:
         self._slug[path] = slug
         self._keys[path] = (id, norms)
         self._by_id.setdefault(id, set()).add(path)
+        self._by_fold.setdefault(_fold(id), set()).add(path)
         self._by_slug.setdefault(slug, set()).add(path)
         for suffix in slug_suffixes(slug):
             self._by_file.setdefault(suffix, set()).add(path)
@@ -70,6 +72,7 @@ class NameIndex:
         slug = self._slug.pop(path)
         del self.scope[path]
         _discard(self._by_id, note_id, path)
+        _discard(self._by_fold, _fold(note_id), path)
         _discard(self._by_slug, slug, path)
         for suffix in slug_suffixes(slug):
             _discard(self._by_file, suffix, path)
@@ -87,6 +90,10 @@ class NameIndex:
     def paths_with_id(self, note_id: str) -> set[str]:
         """Every usable note that carries `note_id`."""
         return self._by_id.get(note_id, set())
+
+    def case_twins(self, note_id: str) -> set[str]:
+        """Usable notes whose id differs from `note_id` only by case or normalisation."""
+        return {p for p in self._by_fold.get(_fold(note_id), set()) if self._keys[p][0] != note_id}
 
     def resolve(self, target: str, *, kind: str, scope: str, from_path: str) -> Resolution:
         """Resolve a link or reference target written in the note at `from_path`."""
@@ -115,6 +122,10 @@ class NameIndex:
     def _pick(self, paths: set[str] | None, scope: str) -> Resolution:
         found = self._in_scope(paths, scope)
         return _one_or_ambiguous(found) if found else _MISSING
+
+
+def _fold(note_id: str) -> str:
+    return unicodedata.normalize("NFKC", note_id).casefold()
 
 
 def _one_or_ambiguous(paths: list[str]) -> Resolution:

@@ -433,7 +433,7 @@ class _Plan:
                 self.seen.append((note.id, note.revision))
         self.affected = set(self.notes) | self._targets_matching(lower_keys, norm_keys)
         for note_id in id_keys:
-            self.affected |= self.names.paths_with_id(note_id)
+            self.affected |= self.names.paths_with_id(note_id) | self.names.case_twins(note_id)
         self.affected &= set(self.entries)
         self._guard_and_block()
         for path in sorted(self.affected):
@@ -710,6 +710,11 @@ class _Plan:
         if e.dup:
             others = sorted(self.names.paths_with_id(e.id))
             add(None, "id", "duplicate_id", f"Id {e.id!r} is used by {', '.join(others)}: all copies are excluded")
+        twins = sorted(self.names.case_twins(e.id))
+        if twins:
+            add(None, "id", "case_collision",
+                f"Id {e.id!r} differs only by case or normalisation from {', '.join(twins)}:"
+                " the files collide on case-insensitive checkouts")
         if e.blocked:
             add(None, "lifecycle", "resurrection_blocked",
                 f"Id {e.id!r} was withdrawn or superseded; this active copy stays out until it"

@@ -66,6 +66,9 @@ def stat_note(root: str | os.PathLike[str], path: str) -> NoteFile | Issue | Non
         st = os.lstat(fspath)
     except OSError:
         return None
+    folder = os.path.dirname(fspath)
+    if os.path.realpath(folder) != folder:
+        return Issue(path, None, None, "unsafe_path", "Path goes through a symlinked folder")
     return _note_or_issue(top, fspath, path, st)
 
 
@@ -78,7 +81,10 @@ def _walk(
     seen_dirs: set[tuple[int, int]],
 ) -> None:
     try:
-        entries: Iterable[os.DirEntry[str]] = list(os.scandir(folder))
+        # Real entries before symlinks, so a folder is always reached by its own path first.
+        entries: Iterable[os.DirEntry[str]] = sorted(
+            os.scandir(folder), key=lambda e: (e.is_symlink(), e.name)
+        )
     except OSError as exc:
         issues.append(Issue(prefix.rstrip("/") or ".", None, None, "unreadable", str(exc)))
         return
