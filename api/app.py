@@ -5,6 +5,7 @@ import json
 import os
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -85,8 +86,13 @@ class Guard:
             await _error(status, str(exc), exc.code or "FORBIDDEN")(scope, receive, send)
             return
         if scope["method"] == "GET":
-            if len(scope.get("query_string", b"")) > self.limits.max_body_bytes:
+            query_string = scope.get("query_string", b"")
+            if len(query_string) > self.limits.max_body_bytes:
                 await _error(413, "Query string too large", "QUERY_TOO_COMPLEX")(scope, receive, send)
+                return
+            problem = _query_params_problem(query_string, self.limits.max_json_depth)
+            if problem:
+                await _error(*problem)(scope, receive, send)
                 return
             await self.app(scope, receive, send)
             return
@@ -152,12 +158,39 @@ async def _read_body(
             return b"".join(chunks), None
 
 
-def _json_problem(body: bytes, max_depth: int) -> tuple[int, str, str] | None:
+def _query_params_problem(query_string: bytes, max_depth: int) -> tuple[int, str, str] | None:
+    try:
+        params = parse_qs(query_string.decode("latin-1"), errors="strict")
+    except (UnicodeDecodeError, ValueError):
+        return 400, "Query string is not valid", "BAD_USER_INPUT"
+    for name in ("variables", "extensions"):
+        for value in params.get(name, []):
+            problem = _json_problem(value.encode("utf-8", "surrogateescape"), max_depth, what=name)
+            if problem:
+                return problem
+    return None
+
+
+def _json_problem(body: bytes, max_depth: int, *, what: str = "Request body") -> tuple[int, str, str] | None:
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
-        return 400, "Request body is not UTF-8", "BAD_USER_INPUT"
-    depth = deepest = 0
+        return 400, f"{what} is not UTF-8", "BAD_USER_INPUT"
+    if _too_deep(text, max_depth):
+        return 400, f"{what}: JSON nested deeper than {max_depth}", "BAD_USER_INPUT"
+    try:
+        data: Any = json.loads(text)
+        # Lone surrogates (from \ud800-style escapes) are not text any store can hold.
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except (ValueError, RecursionError):
+        return 400, f"{what} is not valid JSON", "BAD_USER_INPUT"
+    if not isinstance(data, dict):
+        return 400, f"{what} must be one JSON object (batching is off)", "BAD_USER_INPUT"
+    return None
+
+
+def _too_deep(text: str, max_depth: int) -> bool:
+    depth = 0
     in_string = escaped = False
     for char in text:
         if in_string:
@@ -171,18 +204,11 @@ def _json_problem(body: bytes, max_depth: int) -> tuple[int, str, str] | None:
             in_string = True
         elif char in "[{":
             depth += 1
-            deepest = max(deepest, depth)
-            if deepest > max_depth:
-                return 400, f"JSON nested deeper than {max_depth}", "BAD_USER_INPUT"
+            if depth > max_depth:
+                return True
         elif char in "]}":
             depth -= 1
-    try:
-        data: Any = json.loads(text)
-    except (ValueError, RecursionError):
-        return 400, "Request body is not valid JSON", "BAD_USER_INPUT"
-    if not isinstance(data, dict):
-        return 400, "Request body must be one JSON object (batching is off)", "BAD_USER_INPUT"
-    return None
+    return False
 
 
 def _error(status: int, message: str, code: str) -> Response:

@@ -51,7 +51,8 @@ def _render(error: GraphQLError) -> GraphQLError:
     if isinstance(original, AlmanacError):
         code = original.code or "INTERNAL_SERVER_ERROR"
         return _with_code(error, code)
-    if original is None:
+    if original is None or (error.path is None and not isinstance(original, GraphQLError)):
+        # No path: the document itself was refused (syntax, validation, literal coercion).
         text = error.message.lower()
         code = "QUERY_TOO_COMPLEX" if any(k in text for k in _TOO_COMPLEX) else "GRAPHQL_VALIDATION_FAILED"
         return _with_code(error, code)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -10,6 +11,7 @@ __all__ = ["NameIndex", "Resolution", "normalize_name", "slug_suffixes"]
 _SPACES = re.compile(r"\s+")
 
 
+@functools.lru_cache(maxsize=65_536)
 def normalize_name(text: str) -> str:
     """A title or alias as compared: NFKC, lower-case, trimmed, inner whitespace collapsed."""
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()

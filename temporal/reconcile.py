@@ -7,8 +7,8 @@ unchanged, hashes the others and re-parses only those whose SHA-256 changed;
 references may now resolve differently (their target text matches a name
 that appeared or vanished), notes sharing an id with a changed note
 (duplicates), and, transitively, notes whose eligibility depends on a note
-whose eligibility flipped; (4) recomputes resolution, eligibility, edges and
-derived issues for exactly those notes, in memory; (5) writes everything in
+whose eligibility flipped; (4) recomputes resolution, eligibility and derived
+issues for exactly those notes, in memory; (5) writes everything in
 one `BEGIN IMMEDIATE` transaction, safeguards included, and only then
 updates the in-memory mirror. A crash at any point leaves the previous
 snapshot intact, and the next reconcile starts from what was committed.
@@ -16,11 +16,13 @@ snapshot intact, and the next reconcile starts from what was committed.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import hashlib
 import json
 import os
+import sqlite3
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -35,15 +37,9 @@ from vault import Issue, Note, NoteFile, ParsedNote
 __all__ = ["ReconcileResult", "Reconciler", "VaultConfig"]
 
 _REQUIRED = {"relationship": ("from", "to"), "claim": ("subject",)}
-_EDGE_RELATION = {
-    "subject": "about",
-    "source": "cites",
-    "owner": "owned_by",
-    "superseded_by": "superseded_by",
-    "entities": "involves",
-    "link": "links_to",
-}
 _SENTINEL_HOOK = "ALMANAC_CRASH_AT"
+_MISSING = Resolution("missing")
+_BULK = 2000  # parsed notes above which a reconcile rebuilds the secondary indexes once
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,26 +141,32 @@ class Reconciler:
             paths: Vault-relative paths a watcher reported; None scans the whole vault.
             progress: Called with (done, total) while files are read.
         """
-        scan_issues: list[Issue] | None = None
+        stats = self.stats
         if paths is None:
-            result = vault.scan(self.root)
-            files = {f.path: f for f in result.files}
-            scan_issues = list(result.issues)
-            candidates: Iterable[str] = sorted(set(files) | set(self.stats))
+            result = vault.scan(self.root, ordered=False)
+            scan_issues: list[Issue] = list(result.issues)
+            files: dict[str, NoteFile] = {}
+            todo: list[str] = []
+            for f in result.files:
+                files[f.path] = f
+                known = stats.get(f.path)
+                if known is None or known[:3] != (f.size, f.mtime_ns, f.ino):
+                    todo.append(f.path)
+            if len(files) != len(stats) or todo:
+                todo.extend(stats.keys() - files.keys())
         else:
-            files, scan_issues_by_path = {}, []
+            files, scan_issues = {}, []
             for path in paths:
                 found = vault.stat_note(self.root, path)
                 if isinstance(found, NoteFile):
                     files[path] = found
                 elif isinstance(found, Issue):
-                    scan_issues_by_path.append(found)
-            candidates = sorted(set(paths))
-            scan_issues = scan_issues_by_path
+                    scan_issues.append(found)
+            todo = [p for p in set(paths) if self._stat_changed(p, files.get(p))]
+        todo.sort()
         changes: dict[str, ParsedNote | None] = {}
         new_stats: dict[str, tuple[int, int, int, str] | None] = {}
         checked = read = 0
-        todo = [p for p in candidates if self._stat_changed(p, files.get(p))]
         gc_was = gc.isenabled()
         if len(todo) > 1000:
             gc.disable()
@@ -266,9 +268,11 @@ class Reconciler:
     ) -> _Plan:
         plan = _Plan(self, changes, now_us)
         plan.run()
+        bulk = len(plan.notes) > _BULK and len(plan.notes) > len(self.entries)
         with self.store.write() as conn:
             _hook("before-write")
-            plan.write(conn)
+            with self.store.bulk(conn) if bulk else contextlib.nullcontext():
+                plan.write(conn)
             conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p, s in new_stats.items() if s is None])
             conn.executemany(
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
@@ -377,6 +381,9 @@ class _Plan:
         self.rows: dict[str, list[tuple[object, ...]]] = {}
         self.seen: list[tuple[str, str]] = []
         self.names = rec.names
+        # Targets repeat (hubs): resolve each (target, kind, scope, folder) once per plan,
+        # after every name of the change set is in the index.
+        self._resolved: dict[tuple[str, str, str, str], Resolution] = {}
 
     def run(self) -> None:
         rec = self.rec
@@ -517,12 +524,15 @@ class _Plan:
             )
             entry.refs = tuple((f, o, t) for f, o, k, _x, t, _l in items if f != "link")
         ambiguous: list[tuple[int, str]] = []
+        folder = path.rpartition("/")[0]
+        cache = self._resolved
         for fld, ord_, kind, text, target, line in items:
-            res = (
-                self.names.resolve(target, kind=kind, scope=entry.scope, from_path=path)
-                if entry.valid
-                else Resolution("missing")
-            )
+            key = (target, kind, entry.scope, folder)
+            res = cache.get(key) if entry.valid else _MISSING
+            if res is None:
+                res = cache[key] = self.names.resolve(
+                    target, kind=kind, scope=entry.scope, from_path=path
+                )
             if fld == "link":
                 if res.status == "ambiguous":
                     ambiguous.append((line or 0, text))
@@ -609,10 +619,8 @@ class _Plan:
 
     # -- writing ------------------------------------------------------------------------
 
-    def write(self, conn: object) -> None:
-        import sqlite3
-
-        assert isinstance(conn, sqlite3.Connection)
+    def write(self, conn: sqlite3.Connection) -> None:
+        """Replace the rows of every changed and affected note, in the caller's transaction."""
         removed = [(p,) for p, _ in self._undo]
         for table in ("notes", "dates", "names"):
             conn.executemany(f"DELETE FROM {table} WHERE path = ?", removed)
@@ -620,7 +628,6 @@ class _Plan:
         rewrite = [(p,) for p in sorted(set(self.rows) | {p for p, _ in self._undo})]
         conn.executemany("DELETE FROM targets WHERE path = ?", rewrite)
         derived = [(p,) for p in sorted(self.derived | {p for p, _ in self._undo} | set(self.rows))]
-        conn.executemany("DELETE FROM edges WHERE path = ?", derived)
         conn.executemany("DELETE FROM issues WHERE path = ? AND origin = 'derived'", derived)
         conn.executemany("INSERT INTO notes VALUES (" + ",".join("?" * 27) + ")", self._note_rows())
         conn.executemany("INSERT INTO dates VALUES (?, ?, ?, ?, ?, ?)", self._date_rows())
@@ -645,10 +652,6 @@ class _Plan:
         conn.executemany(
             "INSERT INTO issues VALUES (?, ?, ?, ?, ?, ?, 'derived')",
             [row for p in derived_paths for row in self._derived_issues(p)],
-        )
-        conn.executemany(
-            "INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [row for p in derived_paths for row in self._edges(conn, p)],
         )
         conn.executemany("INSERT OR IGNORE INTO seen VALUES (?, ?)", self.seen)
         conn.executemany(
@@ -753,62 +756,6 @@ class _Plan:
             return self.notes[path].lines
         row = self.rec.store.conn.execute("SELECT lines FROM notes WHERE path = ?", (path,)).fetchone()
         return json.loads(row[0]) if row else {}
-
-    def _edges(self, conn: object, path: str) -> list[tuple[object, ...]]:
-        e = self.entries[path]
-        if not e.valid:
-            return []
-        import sqlite3
-
-        assert isinstance(conn, sqlite3.Connection)
-        if path in self.notes:
-            note = self.notes[path]
-            relation, line_count, lines = note.relation, note.line_count, note.lines
-            valid_from = self.dates[path].get("valid_from")
-            valid_until = self.dates[path].get("valid_until")
-            vf = valid_from.start_us if valid_from else None
-            vu = valid_until.start_us if valid_until else None
-        else:
-            relation, line_count = conn.execute(
-                "SELECT relation, line_count FROM notes WHERE path = ?", (path,)
-            ).fetchone()
-            lines = self._lines(path)
-            vf = vu = None
-            for fld, start in conn.execute(
-                "SELECT field, start FROM dates WHERE path = ? AND field IN ('valid_from', 'valid_until')",
-                (path,),
-            ):
-                if fld == "valid_from":
-                    vf = start
-                else:
-                    vu = start
-        rows: list[tuple[object, ...]] = []
-        timed = e.kind in ("relationship", "claim")
-        validity = (vf, vu) if timed else (None, None)
-        if e.kind == "relationship":
-            src, dst = e.resolved.get(("from", 0)), e.resolved.get(("to", 0))
-            if src and dst and src.path and dst.path:
-                rows.append((path, self.entries[src.path].id, self.entries[dst.path].id, relation, e.id, 1, line_count, *validity))
-        for (fld, _ord), res in sorted(e.resolved.items()):
-            if fld in ("from", "to") or res.path is None:
-                continue
-            dst_id = self.entries[res.path].id
-            if dst_id == e.id:
-                continue
-            line = lines.get(fld, 1)
-            edge_validity = validity if fld in ("subject", "source") else (None, None)
-            rows.append((path, e.id, dst_id, _EDGE_RELATION[fld], e.id, line, line, *edge_validity))
-        for row in self.rows.get(path) or self._stored_links(conn, path):
-            fld, status, resolved_id, line = row[1], row[11], row[9], row[5]
-            if fld == "link" and status == "resolved" and resolved_id != e.id:
-                rows.append((path, e.id, resolved_id, "links_to", e.id, line, line, None, None))
-        return rows
-
-    def _stored_links(self, conn: object, path: str) -> list[tuple[object, ...]]:
-        import sqlite3
-
-        assert isinstance(conn, sqlite3.Connection)
-        return list(conn.execute("SELECT * FROM targets WHERE path = ? AND field = 'link'", (path,)))
 
 
 def _issue_key(issue: Issue) -> tuple[str, str, str]:

@@ -23,8 +23,14 @@ from temporal.records import (
     RecordRef,
     TimeField,
 )
-from temporal.tables import FINGERPRINT, MIGRATIONS, PROJECTION_DDL, PROJECTION_TABLES
-from vault import IndexUnavailable, Issue, QueryTooComplex
+from temporal.tables import (
+    FINGERPRINT,
+    MIGRATIONS,
+    PROJECTION_DDL,
+    PROJECTION_INDEXES,
+    PROJECTION_TABLES,
+)
+from vault import IndexUnavailable, InvalidInput, Issue, QueryTooComplex
 
 __all__ = ["Count", "RecordFilter", "Reader", "StatusCounts", "Store"]
 
@@ -120,6 +126,19 @@ class Store:
             raise
 
     @contextlib.contextmanager
+    def bulk(self, conn: sqlite3.Connection) -> Iterator[None]:
+        """Inside a write: drop the secondary indexes, and build them again after the block.
+
+        Building an index once over sorted keys is several times faster than
+        keeping it up to date row by row, which is what a first reconcile needs.
+        """
+        for statement in PROJECTION_INDEXES:
+            conn.execute("DROP INDEX IF EXISTS " + statement.split(" ON ")[0].split()[-1])
+        yield
+        for statement in PROJECTION_INDEXES:
+            conn.execute(statement)
+
+    @contextlib.contextmanager
     def read(
         self, *, scope_of: Callable[[str], str], deadline: float | None = None
     ) -> Iterator[Reader]:
@@ -151,11 +170,14 @@ class Store:
         if current == self.fingerprint and set(PROJECTION_TABLES) <= tables:
             return
         with self.write() as conn:
-            for table in PROJECTION_TABLES:
+            conn.execute("DROP VIEW IF EXISTS edges")
+            for table in (*PROJECTION_TABLES, "edges"):
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in PROJECTION_DDL.split(";"):
                 if statement.strip():
                     conn.execute(statement)
+            for statement in PROJECTION_INDEXES:
+                conn.execute(statement)
             conn.execute("INSERT INTO meta VALUES ('fingerprint', ?)", (self.fingerprint,))
 
 
@@ -167,14 +189,20 @@ class Reader:
         self.fingerprint = fingerprint
         self.scope_of = scope_of
 
+    def _run(self, sql: str, params: Sequence[object] = ()) -> sqlite3.Cursor:
+        try:
+            return self.conn.execute(sql, params)
+        except UnicodeEncodeError as exc:
+            raise InvalidInput("Text arguments must be valid Unicode (no lone surrogates)") from exc
+
     def digests(self) -> dict[str, int]:
         """Per-scope content digests of this snapshot."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'digests'").fetchone()
+        row = self._run("SELECT value FROM meta WHERE key = 'digests'").fetchone()
         return {k: int(v, 16) for k, v in json.loads(row[0]).items()} if row else {}
 
     def scopes(self) -> list[str]:
         """Scopes that hold at least one note."""
-        return [r[0] for r in self.conn.execute("SELECT DISTINCT scope FROM notes ORDER BY scope")]
+        return [r[0] for r in self._run("SELECT DISTINCT scope FROM notes ORDER BY scope")]
 
     def record(self, record_id: str, scopes: Sequence[str]) -> Record | None:
         """The eligible record with this id in the readable scopes, or None."""
@@ -189,7 +217,7 @@ class Reader:
     ) -> tuple[list[Record], int]:
         """One page of the inventory, ordered by id, and the total."""
         where, params = self._filter(flt, scopes)
-        total = self.conn.execute(f"SELECT count(*) FROM notes n WHERE {where}", params).fetchone()[0]
+        total = self._run(f"SELECT count(*) FROM notes n WHERE {where}", params).fetchone()[0]
         page_where, page_params = where, list(params)
         if after is not None:
             page_where += " AND n.id > ?"
@@ -207,7 +235,7 @@ class Reader:
                 f"SELECT id, kind, type, title FROM notes WHERE eligible = 1 AND id IN ({_marks(chunk)})"
                 f" AND scope IN ({_marks(scopes)})"
             )
-            for rid, kind, rtype, title in self.conn.execute(sql, [*chunk, *scopes]):
+            for rid, kind, rtype, title in self._run(sql, [*chunk, *scopes]):
                 found[rid] = RecordRef(rid, RecordKind(kind), rtype, title)
         return found
 
@@ -218,15 +246,15 @@ class Reader:
             f" AND n.scope IN ({_marks(scopes)}) AND (n.id = ? OR n.slug = ? OR n.path IN"
             " (SELECT path FROM names WHERE key = ?)) ORDER BY n.id"
         )
-        rows = self.conn.execute(sql, [*scopes, name, name, key])
+        rows = self._run(sql, [*scopes, name, name, key])
         return [RecordRef(r[0], RecordKind(r[1]), r[2], r[3]) for r in rows]
 
     def counts(self, scopes: Sequence[str]) -> StatusCounts:
         """Record counts per kind and per type."""
         base = f"FROM notes WHERE eligible = 1 AND scope IN ({_marks(scopes)})"
-        total = self.conn.execute(f"SELECT count(*) {base}", scopes).fetchone()[0]
-        kinds = self.conn.execute(f"SELECT kind, count(*) {base} GROUP BY kind ORDER BY kind", scopes)
-        types = self.conn.execute(f"SELECT type, count(*) {base} GROUP BY type ORDER BY type", scopes)
+        total = self._run(f"SELECT count(*) {base}", scopes).fetchone()[0]
+        kinds = self._run(f"SELECT kind, count(*) {base} GROUP BY kind ORDER BY kind", scopes)
+        types = self._run(f"SELECT type, count(*) {base} GROUP BY type ORDER BY type", scopes)
         return StatusCounts(
             total, tuple(Count(k, c) for k, c in kinds), tuple(Count(k, c) for k, c in types)
         )
@@ -234,7 +262,7 @@ class Reader:
     def issues(self, scopes: Sequence[str]) -> list[Issue]:
         """Every validation issue of the readable scopes, ordered by path, line and code."""
         chosen = set(scopes)
-        rows = self.conn.execute(
+        rows = self._run(
             "SELECT path, line, field, code, message, record_id FROM issues"
             " ORDER BY path, coalesce(line, 0), code, message"
         )
@@ -273,7 +301,7 @@ class Reader:
     def _records(self, sql: str, params: Sequence[object]) -> list[Record]:
         self.conn.row_factory = sqlite3.Row
         try:
-            rows = self.conn.execute(sql, params).fetchall()
+            rows = self._run(sql, params).fetchall()
         finally:
             self.conn.row_factory = None
         if not rows:
@@ -282,11 +310,11 @@ class Reader:
         dates: dict[str, dict[str, DateValue]] = {p: {} for p in paths}
         targets: dict[str, list[tuple[str, int, str, int | None, str | None]]] = {p: [] for p in paths}
         marks = _marks(paths)
-        for path, fld, text, precision, start, end in self.conn.execute(
+        for path, fld, text, precision, start, end in self._run(
             f'SELECT path, field, text, precision, start, "end" FROM dates WHERE path IN ({marks})', paths
         ):
             dates[path][fld] = DateValue(text, DatePrecision(precision), start, end)
-        for path, fld, ord_, text, line, resolved in self.conn.execute(
+        for path, fld, ord_, text, line, resolved in self._run(
             f"SELECT path, field, ord, text, line, resolved FROM targets WHERE path IN ({marks})"
             " ORDER BY path, field, ord",
             paths,

@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import sqlite_utils
 
-__all__ = ["FINGERPRINT", "MIGRATIONS", "PROJECTION_DDL", "PROJECTION_TABLES"]
+__all__ = [
+    "FINGERPRINT",
+    "MIGRATIONS",
+    "PROJECTION_DDL",
+    "PROJECTION_INDEXES",
+    "PROJECTION_TABLES",
+]
 
-FINGERPRINT = "almanac-state-2"
+FINGERPRINT = "almanac-state-5"
 
-PROJECTION_TABLES = ("files", "notes", "dates", "targets", "edges", "names", "issues", "meta")
+PROJECTION_TABLES = ("files", "notes", "dates", "targets", "names", "issues", "meta")
 
 PROJECTION_DDL = """
 CREATE TABLE files (
@@ -30,40 +36,64 @@ CREATE TABLE notes (
     extra TEXT NOT NULL, lines TEXT NOT NULL, valid INTEGER NOT NULL,
     eligible INTEGER NOT NULL
 );
-CREATE INDEX notes_id ON notes (id, eligible);
-CREATE INDEX notes_slug ON notes (slug);
-CREATE INDEX notes_type ON notes (eligible, type, id);
 CREATE TABLE dates (
     path TEXT NOT NULL, field TEXT NOT NULL, text TEXT NOT NULL, precision TEXT NOT NULL,
-    start INTEGER NOT NULL, "end" INTEGER NOT NULL, PRIMARY KEY (path, field)
-) WITHOUT ROWID;
-CREATE INDEX dates_field_start ON dates (field, start);
+    start INTEGER NOT NULL, "end" INTEGER NOT NULL
+);
 CREATE TABLE targets (
     path TEXT NOT NULL, field TEXT NOT NULL, ord INTEGER NOT NULL, kind TEXT NOT NULL,
     text TEXT NOT NULL, line INTEGER, target TEXT NOT NULL, key_lower TEXT NOT NULL,
-    key_norm TEXT NOT NULL, resolved TEXT, resolved_path TEXT, status TEXT NOT NULL,
-    PRIMARY KEY (path, field, ord)
-) WITHOUT ROWID;
-CREATE INDEX targets_lower ON targets (key_lower);
-CREATE INDEX targets_norm ON targets (key_norm);
-CREATE TABLE edges (
-    path TEXT NOT NULL, src TEXT NOT NULL, dst TEXT NOT NULL, relation TEXT NOT NULL,
-    evidence TEXT NOT NULL, line INTEGER NOT NULL, line_end INTEGER NOT NULL,
-    valid_from INTEGER, valid_until INTEGER
+    key_norm TEXT NOT NULL, resolved TEXT, resolved_path TEXT, status TEXT NOT NULL
 );
-CREATE INDEX edges_path ON edges (path);
-CREATE INDEX edges_src ON edges (src);
-CREATE INDEX edges_dst ON edges (dst);
+-- Every edge of SPEC section 5, read off the resolved targets: a record's own fields and links
+-- (evidence: the record, located at the field's or link's line) and relationships (from -> to,
+-- evidence: the relationship, located at its whole file). Claims and relationships carry their
+-- validity. Consumers keep only edges whose ends and evidence are eligible.
+CREATE VIEW edges AS
+SELECT t.path, n.id AS src, t.resolved AS dst,
+       CASE t.field WHEN 'subject' THEN 'about' WHEN 'source' THEN 'cites'
+            WHEN 'owner' THEN 'owned_by' WHEN 'entities' THEN 'involves'
+            WHEN 'link' THEN 'links_to' ELSE t.field END AS relation,
+       n.id AS evidence, coalesce(t.line, 1) AS line, coalesce(t.line, 1) AS line_end,
+       CASE WHEN t.field IN ('subject', 'source') AND n.kind <> 'page' THEN vf.start END
+           AS valid_from,
+       CASE WHEN t.field IN ('subject', 'source') AND n.kind <> 'page' THEN vu.start END
+           AS valid_until
+FROM targets t JOIN notes n ON n.path = t.path
+LEFT JOIN dates vf ON vf.path = t.path AND vf.field = 'valid_from'
+LEFT JOIN dates vu ON vu.path = t.path AND vu.field = 'valid_until'
+WHERE t.status = 'resolved' AND t.field NOT IN ('from', 'to') AND t.resolved <> n.id
+  AND n.valid = 1
+UNION ALL
+SELECT n.path, f.resolved, o.resolved, n.relation, n.id, 1, n.line_count, vf.start, vu.start
+FROM notes n
+JOIN targets f ON f.path = n.path AND f.field = 'from' AND f.status = 'resolved'
+JOIN targets o ON o.path = n.path AND o.field = 'to' AND o.status = 'resolved'
+LEFT JOIN dates vf ON vf.path = n.path AND vf.field = 'valid_from'
+LEFT JOIN dates vu ON vu.path = n.path AND vu.field = 'valid_until'
+WHERE n.kind = 'relationship' AND n.valid = 1;
 CREATE TABLE names (path TEXT NOT NULL, key TEXT NOT NULL, source TEXT NOT NULL);
-CREATE INDEX names_key ON names (key);
-CREATE INDEX names_path ON names (path);
 CREATE TABLE issues (
     path TEXT NOT NULL, line INTEGER, field TEXT, code TEXT NOT NULL, message TEXT NOT NULL,
     record_id TEXT, origin TEXT NOT NULL
 );
-CREATE INDEX issues_path ON issues (path, origin);
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """
+
+# Secondary indexes, apart so a bulk load can build them once, after inserting (much faster).
+PROJECTION_INDEXES = (
+    "CREATE INDEX notes_id ON notes (id, eligible)",
+    "CREATE INDEX notes_slug ON notes (slug)",
+    "CREATE INDEX notes_type ON notes (eligible, type, id)",
+    "CREATE UNIQUE INDEX dates_path ON dates (path, field)",
+    "CREATE INDEX dates_field_start ON dates (field, start)",
+    "CREATE UNIQUE INDEX targets_path ON targets (path, field, ord)",
+    "CREATE INDEX targets_lower ON targets (key_lower)",
+    "CREATE INDEX targets_norm ON targets (key_norm)",
+    "CREATE INDEX names_key ON names (key)",
+    "CREATE INDEX names_path ON names (path)",
+    "CREATE INDEX issues_path ON issues (path, origin)",
+)
 
 MIGRATIONS = sqlite_utils.Migrations("almanac")
 

@@ -27,6 +27,8 @@ __all__ = ["MAX_DEPTH", "MAX_FRONTMATTER_BYTES", "Frontmatter", "load_frontmatte
 
 MAX_DEPTH = 32
 MAX_FRONTMATTER_BYTES = 64 * 1024
+# libyaml's recursive composer is safe far beyond this; deeper texts are checked event by event.
+_COMPOSE_SAFE_DEPTH = 1000
 
 _STR = "tag:yaml.org,2002:str"
 _SEQ = "tag:yaml.org,2002:seq"
@@ -45,6 +47,10 @@ class _Composer(CParser, yaml.resolver.BaseResolver):  # type: ignore[misc]
     def __init__(self, stream: str) -> None:
         CParser.__init__(self, stream)
         yaml.resolver.BaseResolver.__init__(self)
+
+    def resolve(self, kind: type[Node], value: object, implicit: object) -> str:
+        # Called only for untagged nodes; with no implicit types the answer is the default tag.
+        return _STR if kind is ScalarNode else _SEQ if kind is SequenceNode else _MAP
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +77,10 @@ def load_frontmatter(
     issues: list[Issue] = []
     if not text.strip():
         return Frontmatter({}, {}), issues
-    if _may_nest_deeply(text) and (problem := _event_stream_problem(text)):
+    # Every nesting level needs one of these characters, so their count bounds the depth.
+    bound = sum(text.count(c) for c in "[{-?\n")
+    deep = bound > MAX_DEPTH
+    if bound > _COMPOSE_SAFE_DEPTH and (problem := _event_stream_problem(text)):
         return None, [Issue(path, first_line, None, "invalid_frontmatter", problem)]
     try:
         composer = _Composer(text)
@@ -86,7 +95,8 @@ def load_frontmatter(
         return None, [Issue(path, line, None, "invalid_frontmatter", f"YAML error: {reason}")]
     if root is None:
         return Frontmatter({}, {}), issues
-    problem = _tree_problem(root)
+    # Aliases need `*`, explicit tags `!`, and nesting past MAX_DEPTH needs a deep text.
+    problem = _tree_problem(root) if deep or "*" in text or "!" in text else None
     if problem:
         return None, [Issue(path, first_line, None, "invalid_frontmatter", problem)]
     if not isinstance(root, MappingNode):
@@ -130,12 +140,6 @@ def plain_value(node: Node) -> object:
     if isinstance(node, SequenceNode):
         return [plain_value(item) for item in node.value]
     return {k.value if isinstance(k, ScalarNode) else str(k): plain_value(v) for k, v in node.value}
-
-
-def _may_nest_deeply(text: str) -> bool:
-    # Every nesting level needs one of these characters, so their count bounds the depth.
-    bound = sum(text.count(c) for c in "[{-?\n")
-    return bound > 4 * MAX_DEPTH
 
 
 def _event_stream_problem(text: str) -> str | None:

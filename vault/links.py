@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
 __all__ = ["Link", "extract_links", "first_heading", "wiki_target"]
 
-_WIKI = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+# No optional prefix: a pattern that starts with a literal is searched for fast.
+_WIKI = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 _MARKDOWN = re.compile(r"(?<![!\\])\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _INLINE_CODE = re.compile(r"(`+)(.+?)\1")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
@@ -46,23 +48,32 @@ def extract_links(body: str, *, first_line: int, note_path: str) -> tuple[Link, 
     `[[#heading]]` points into the same note and is left out, and so are
     Markdown links to anything but a relative `.md` path inside the vault.
     """
-    links: list[Link] = []
+    links: list[tuple[int, int, Link]] = []
     folder = posixpath.dirname(note_path)
-    for offset, line in _prose_lines(body):
-        if "[" not in line:
-            continue
-        number = first_line + offset
-        for match in _WIKI.finditer(line):
-            target = wiki_target(match.group(2))
+    if "[" not in body:
+        return ()
+    if "`" in body or "~~~" in body:
+        chunks = [(first_line + offset, line) for offset, line in _prose_lines(body) if "[" in line]
+    else:
+        chunks = [(first_line, body)]  # no code anywhere: one pass over the whole body
+    for start_line, text in chunks:
+        newlines = _newline_counter(text)
+        for match in _WIKI.finditer(text):
+            target = wiki_target(match.group(1))
             if target:
-                kind = "embed" if match.group(1) else "wiki"
-                links.append(Link(kind, target, match.group(0), number))
-        if "](" in line:
-            for match in _MARKDOWN.finditer(line):
+                start = match.start()
+                embed = start > 0 and text[start - 1] == "!"
+                written = "!" + match.group(0) if embed else match.group(0)
+                line = start_line + newlines(start)
+                links.append((line, start, Link("embed" if embed else "wiki", target, written, line)))
+        if "](" in text:
+            for match in _MARKDOWN.finditer(text):
                 target = _markdown_target(match.group(2), folder)
                 if target is not None:
-                    links.append(Link("markdown", target, match.group(0), number))
-    return tuple(links)
+                    line = start_line + newlines(match.start())
+                    links.append((line, match.start(), Link("markdown", target, match.group(0), line)))
+    links.sort(key=lambda item: (item[0], item[1]))
+    return tuple(link for _, _, link in links)
 
 
 def first_heading(body: str) -> str | None:
@@ -73,6 +84,20 @@ def first_heading(body: str) -> str | None:
             if title:
                 return title
     return None
+
+
+def _newline_counter(text: str) -> Callable[[int], int]:
+    """Newlines before an offset, for offsets asked in increasing order (restarts otherwise)."""
+    state = [0, 0]  # offset counted to, newlines before it
+
+    def count(offset: int) -> int:
+        if offset < state[0]:
+            state[0] = state[1] = 0
+        state[1] += text.count("\n", state[0], offset)
+        state[0] = offset
+        return state[1]
+
+    return count
 
 
 def _prose_lines(body: str) -> list[tuple[int, str]]:

@@ -137,9 +137,10 @@ def read_bytes(file: NoteFile) -> FileBytes | Issue:
             before = os.fstat(fd)
             if before.st_size > MAX_NOTE_BYTES:
                 return Issue(file.path, None, None, "file_too_large", _too_large(before.st_size))
-            chunks = []
-            while chunk := os.read(fd, MAX_NOTE_BYTES + 1):
-                chunks.append(chunk)
+            # One read of size + 1 bytes sees EOF for a file that stays put; more means it grew.
+            chunks = [os.read(fd, before.st_size + 1)]
+            while len(chunks[-1]) and len(chunks) < 3 and len(chunks[0]) > before.st_size:
+                chunks.append(os.read(fd, MAX_NOTE_BYTES + 1))
             after = os.fstat(fd)
         except OSError as exc:
             return Issue(file.path, None, None, "unreadable", f"Cannot read: {exc.strerror}")

@@ -37,12 +37,16 @@ def is_ignored_name(name: str) -> bool:
     return name.startswith((".", "~syncthing~"))
 
 
-def scan(root: str | os.PathLike[str]) -> ScanResult:
+def scan(root: str | os.PathLike[str], *, ordered: bool = True) -> ScanResult:
     """List every note of the vault at `root` without reading any.
 
     Symlinks are followed only while their target stays inside the vault;
     directory loops are cut by `(st_dev, st_ino)`. Anything that is not a
     regular file, leaves the vault or has an undecodable name is an issue.
+
+    Args:
+        ordered: Sort the files by path; without it they come in directory order,
+            which is what a caller that only compares them with a mapping wants.
     """
     top = os.path.realpath(root)
     files: list[NoteFile] = []
@@ -50,7 +54,8 @@ def scan(root: str | os.PathLike[str]) -> ScanResult:
     root_stat = os.stat(top)
     seen_dirs = {(root_stat.st_dev, root_stat.st_ino)}
     _walk(top, top, "", files, issues, seen_dirs)
-    files.sort(key=lambda f: f.path)
+    if ordered:
+        files.sort(key=lambda f: f.path)
     issues.sort(key=lambda i: (i.path, i.code))
     return ScanResult(tuple(files), tuple(issues))
 
@@ -81,18 +86,28 @@ def _walk(
     seen_dirs: set[tuple[int, int]],
 ) -> None:
     try:
-        # Real entries before symlinks, so a folder is always reached by its own path first.
-        entries: Iterable[os.DirEntry[str]] = sorted(
-            os.scandir(folder), key=lambda e: (e.is_symlink(), e.name)
-        )
+        entries: list[os.DirEntry[str]] = list(os.scandir(folder))
     except OSError as exc:
         issues.append(Issue(prefix.rstrip("/") or ".", None, None, "unreadable", str(exc)))
         return
+    if any(e.is_symlink() for e in entries):
+        # Real entries before symlinks, so a folder is always reached by its own path first.
+        entries.sort(key=lambda e: (e.is_symlink(), e.name))
     for entry in entries:
         name = entry.name
-        if is_ignored_name(name):
+        if name[0] in ".~" and is_ignored_name(name):
             continue
         path = prefix + name
+        if name.endswith(".md") and entry.is_file(follow_symlinks=False):
+            # The common case, kept short: a regular note file.
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                issues.append(Issue(path, None, None, "unreadable", f"Cannot stat: {exc.strerror}"))
+                continue
+            if path.isascii() or _decodable(name):
+                files.append(NoteFile(path, entry.path, st.st_size, st.st_mtime_ns, st.st_ino))
+                continue
         if not _decodable(name):
             issues.append(
                 Issue(_printable(path), None, None, "not_utf8", "File name is not valid UTF-8")

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,3 +30,19 @@ def settings(demo_vault: Path, tmp_path: Path) -> Settings:
 def client(settings: Settings) -> Iterator[TestClient]:
     with TestClient(create_app(settings)) as client:
         yield client
+
+
+@pytest.fixture(scope="module")
+def demo_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """One app over an unedited demo copy, shared by a module's read-only tests."""
+    folder = tmp_path_factory.mktemp("demo")
+    shutil.copytree(DEMO_VAULT, folder / "vault")
+    with pytest.MonkeyPatch.context() as patch:
+        for name in list(os.environ):
+            if name.startswith("ALMANAC_"):
+                patch.delenv(name)
+        settings = Settings.build(
+            vault=folder / "vault", state=folder / "state.db", config=None, watch=False
+        )
+        with TestClient(create_app(settings)) as client:
+            yield client

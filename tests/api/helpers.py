@@ -13,7 +13,9 @@ WITHDRAWN = "claims/open-geo-relicensing"
 SAMS = ["people/samantha-reyes", "people/samuel-okafor"]
 
 
-def post(client: TestClient, query: str, headers: dict[str, str] | None = None, **variables: Any) -> Any:
+def post(
+    client: TestClient, query: str, headers: dict[str, str] | None = None, **variables: Any
+) -> Any:
     """POST one GraphQL document; the raw response."""
     return client.post("/graphql", json={"query": query, "variables": variables}, headers=headers)
 

@@ -57,7 +57,9 @@ schema = schemathesis.pytest.from_fixture("api_schema")
 
 
 @schema.parametrize()
-@hypothesis_settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@hypothesis_settings(
+    max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), database=None
+)
 def test_graphql_api_conforms(case: Any) -> None:
     case.call_and_validate(
         excluded_checks=[not_a_server_error, positive_data_acceptance],
