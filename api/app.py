@@ -88,7 +88,9 @@ class Guard:
         if scope["method"] == "GET":
             query_string = scope.get("query_string", b"")
             if len(query_string) > self.limits.max_body_bytes:
-                await _error(413, "Query string too large", "QUERY_TOO_COMPLEX")(scope, receive, send)
+                await _error(413, "Query string too large", "QUERY_TOO_COMPLEX")(
+                    scope, receive, send
+                )
                 return
             problem = _query_params_problem(query_string, self.limits.max_json_depth)
             if problem:
@@ -171,7 +173,9 @@ def _query_params_problem(query_string: bytes, max_depth: int) -> tuple[int, str
     return None
 
 
-def _json_problem(body: bytes, max_depth: int, *, what: str = "Request body") -> tuple[int, str, str] | None:
+def _json_problem(
+    body: bytes, max_depth: int, *, what: str = "Request body"
+) -> tuple[int, str, str] | None:
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import argparse
-
 import json
 import sys
 from collections.abc import Sequence
@@ -29,13 +28,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="almanac", description="Knowledge graph over a Markdown vault")
+    parser = argparse.ArgumentParser(
+        prog="almanac", description="Knowledge graph over a Markdown vault"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     def vault_options(command: argparse.ArgumentParser) -> None:
         command.add_argument("--vault", help="vault folder (default: the bundled demo vault)")
         command.add_argument("--state", help="state database file (default: per-vault cache file)")
-        command.add_argument("--config", help="TOML configuration: scopes, type aliases, limits, tokens")
+        command.add_argument(
+            "--config", help="TOML configuration: scopes, type aliases, limits, tokens"
+        )
 
     serve = commands.add_parser("serve", help="serve the GraphQL API")
     vault_options(serve)
@@ -100,7 +103,10 @@ def _reconcile(args: argparse.Namespace) -> int:
             issues = reader.issues(_all_scopes(reader, settings))
         if show:
             print(file=sys.stderr)
-        print(f"{counts.records} records, {len(issues)} issues, snapshot {services.reconciler.snapshot()}")
+        print(
+            f"{counts.records} records, {len(issues)} issues,"
+            f" snapshot {services.reconciler.snapshot()}"
+        )
     finally:
         services.close()
     return 0
@@ -120,8 +126,14 @@ def _check(args: argparse.Namespace) -> int:
         report = {
             "records": counts.records,
             "issues": [
-                {"code": i.code, "path": i.path, "line": i.line, "field": i.field,
-                 "recordId": i.record_id, "message": i.message}
+                {
+                    "code": i.code,
+                    "path": i.path,
+                    "line": i.line,
+                    "field": i.field,
+                    "recordId": i.record_id,
+                    "message": i.message,
+                }
                 for i in issues
             ],
         }
@@ -179,7 +191,6 @@ def _all_scopes(reader: object, settings: Settings) -> list[str]:
 
     assert isinstance(reader, Reader)
     return sorted({"default", *settings.config.scopes, *reader.scopes()})
-
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import contextlib
-import hmac
 import hashlib
+import hmac
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,7 +40,9 @@ class Context:
         if self._reader is None:
             store = self.services.store
             scope_of = self.services.settings.config.scope_of
-            self._reader = self._stack.enter_context(store.read(scope_of=scope_of, deadline=self.deadline))
+            self._reader = self._stack.enter_context(
+                store.read(scope_of=scope_of, deadline=self.deadline)
+            )
         return self._reader
 
     def readable(self, scope: str | None = None) -> list[str]:
@@ -72,7 +74,11 @@ class Context:
         """The snapshot id of `scopes` as read by this request."""
         reader = self.reader()
         digests = reader.digests()
-        blob = reader.fingerprint + "|" + "|".join(f"{s}:{digests.get(s, 0):x}" for s in sorted(set(scopes)))
+        blob = (
+            reader.fingerprint
+            + "|"
+            + "|".join(f"{s}:{digests.get(s, 0):x}" for s in sorted(set(scopes)))
+        )
         return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
     def close(self) -> None:
@@ -84,7 +90,9 @@ class Context:
 Info = strawberry.Info[Context, None]
 
 
-def readable_scopes(reader: temporal.Reader, services: Services, granted: tuple[str, ...] | None) -> list[str]:
+def readable_scopes(
+    reader: temporal.Reader, services: Services, granted: tuple[str, ...] | None
+) -> list[str]:
     """Every scope there is (configured or holding notes), or those a token grants."""
     known = {"default", *services.settings.config.scopes, *reader.scopes()}
     if granted is None:
@@ -95,7 +103,9 @@ def readable_scopes(reader: temporal.Reader, services: Services, granted: tuple[
 class AlmanacGraphQL(GraphQL[Context, None]):
     """strawberry's ASGI app with Almanac's request context."""
 
-    def __init__(self, schema: strawberry.Schema, *, services: Services, graphql_ide: str | None) -> None:
+    def __init__(
+        self, schema: strawberry.Schema, *, services: Services, graphql_ide: str | None
+    ) -> None:
         super().__init__(
             schema,
             graphql_ide=graphql_ide,  # type: ignore[arg-type]
@@ -104,7 +114,9 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         )
         self.services = services
 
-    async def get_context(self, request: Request | WebSocket, response: Response | WebSocket) -> Context:
+    async def get_context(
+        self, request: Request | WebSocket, response: Response | WebSocket
+    ) -> Context:
         services = self.services
         stamp = now_us()
         deadline = time.monotonic() + services.settings.limits.request_seconds
@@ -116,7 +128,9 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         return context
 
 
-def scopes_for_token(services: Services, authorization: str | None, client_host: str | None) -> tuple[str, ...] | None:
+def scopes_for_token(
+    services: Services, authorization: str | None, client_host: str | None
+) -> tuple[str, ...] | None:
     """The scopes a request may read; None means all.
 
     Raises:

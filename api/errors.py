@@ -38,7 +38,7 @@ class ErrorCodes(SchemaExtension):
         errors = getattr(result, "errors", None)
         if result is None or not errors:
             return
-        result.errors = [_render(error) for error in errors]  # type: ignore[union-attr]
+        result.errors = [_render(error) for error in errors]
 
     def on_validate(self) -> Iterator[None]:
         yield
@@ -54,7 +54,11 @@ def _render(error: GraphQLError) -> GraphQLError:
     if original is None or (error.path is None and not isinstance(original, GraphQLError)):
         # No path: the document itself was refused (syntax, validation, literal coercion).
         text = error.message.lower()
-        code = "QUERY_TOO_COMPLEX" if any(k in text for k in _TOO_COMPLEX) else "GRAPHQL_VALIDATION_FAILED"
+        code = (
+            "QUERY_TOO_COMPLEX"
+            if any(k in text for k in _TOO_COMPLEX)
+            else "GRAPHQL_VALIDATION_FAILED"
+        )
         return _with_code(error, code)
     if isinstance(original, GraphQLError):
         return _render(original)

@@ -29,7 +29,10 @@ class Query:
     )
     records: RecordConnection = strawberry.field(
         resolver=resolvers.records,
-        description="The exhaustive inventory, filtered. Ranked search never proves completeness; this does.",
+        description=(
+            "The exhaustive inventory, filtered."
+            " Ranked search never proves completeness; this does."
+        ),
     )
     lookup: LookupResult = strawberry.field(
         resolver=resolvers.lookup, description="Exact id, slug, title or alias lookup. Never fuzzy."

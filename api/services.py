@@ -10,7 +10,7 @@ import pendulum
 
 from api.settings import Settings
 from api.watcher import Watcher
-from temporal import FINGERPRINT, ReconcileResult, Reconciler, Store, from_datetime
+from temporal import FINGERPRINT, Reconciler, ReconcileResult, Store, from_datetime
 from vault import AlmanacError, IndexUnavailable
 
 __all__ = ["Freshness", "Services", "now_us"]
@@ -129,7 +129,9 @@ class Services:
         return None if rescan else pending
 
     def _note(self, result: ReconcileResult, now_us: int) -> None:
-        indexed = now_us if result.changed or not self.freshness.indexed_at else self.freshness.indexed_at
+        indexed = (
+            now_us if result.changed or not self.freshness.indexed_at else self.freshness.indexed_at
+        )
         self.freshness = Freshness(now_us, indexed)
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import platformdirs
 
@@ -142,7 +143,7 @@ def _str_map(value: object, name: str) -> dict[str, str]:
     return dict(value)
 
 
-def _limits(value: object) -> dict[str, float]:
+def _limits(value: object) -> dict[str, Any]:  # Any: int or float, as Limits declares
     allowed = set(Limits.__dataclass_fields__)
     if not isinstance(value, dict) or not set(value) <= allowed:
         raise StartupError(f"Config [limits] accepts only {', '.join(sorted(allowed))}")

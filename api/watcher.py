@@ -18,11 +18,18 @@ from vault import is_ignored_name
 __all__ = ["Watcher"]
 
 try:
-    from inotify_simple import INotify, flags
+    from inotify_simple import INotify, flags  # type: ignore[import-untyped]
 
     _MASK = (
-        flags.CREATE | flags.DELETE | flags.MODIFY | flags.MOVED_FROM | flags.MOVED_TO
-        | flags.CLOSE_WRITE | flags.ATTRIB | flags.DELETE_SELF | flags.MOVE_SELF
+        flags.CREATE
+        | flags.DELETE
+        | flags.MODIFY
+        | flags.MOVED_FROM
+        | flags.MOVED_TO
+        | flags.CLOSE_WRITE
+        | flags.ATTRIB
+        | flags.DELETE_SELF
+        | flags.MOVE_SELF
     )
 except ImportError:  # not Linux: the service scans instead
     INotify = None
@@ -56,7 +63,9 @@ class Watcher:
                 continue
             if event.mask & flags.ISDIR:
                 if event.mask & (flags.CREATE | flags.MOVED_TO):
-                    self._watch(os.path.join(self.root, folder, event.name), folder + event.name + "/")
+                    self._watch(
+                        os.path.join(self.root, folder, event.name), folder + event.name + "/"
+                    )
                 rescan = True
             elif event.name.endswith(".md"):
                 changed.add(folder + event.name)

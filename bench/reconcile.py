@@ -21,11 +21,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import floors  # noqa: E402
-import generate  # noqa: E402
+import floors
+import generate
 
-import temporal  # noqa: E402
-from api.watcher import Watcher  # noqa: E402
+import temporal
+from api.watcher import Watcher
 
 
 def measure(notes: int, runs: int) -> dict[str, object]:
@@ -45,7 +45,8 @@ def measure(notes: int, runs: int) -> dict[str, object]:
         out["cold_s"] = time.perf_counter() - start
         out["floor_insert_s"] = same_rows_insert_floor(db, Path(tmp) / "floor.db")
         out["floor_sum_s"] = sum(
-            out[k] for k in ("floor_read_hash_s", "floor_frontmatter_s", "floor_insert_s")  # type: ignore[misc]
+            out[k]
+            for k in ("floor_read_hash_s", "floor_frontmatter_s", "floor_insert_s")  # type: ignore[misc]
         )
         out["cold_over_floor_sum"] = out["cold_s"] / out["floor_sum_s"]  # type: ignore[operator]
         out["no_change_scan_s"] = _median(lambda: rec.reconcile(now_us=2), runs)
@@ -72,7 +73,7 @@ def measure(notes: int, runs: int) -> dict[str, object]:
 
 
 def same_rows_insert_floor(source: Path, target: Path) -> float:
-    """Raw `executemany` of exactly the rows a reconcile wrote, into bare tables, one transaction."""
+    """Raw `executemany` of the very rows a reconcile wrote, into bare tables, one transaction."""
     src = sqlite3.connect(source)
     tables = ["files", "notes", "dates", "targets", "names", "issues", "seen"]
     schema = dict(src.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))

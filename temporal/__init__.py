@@ -13,7 +13,7 @@ from temporal.dates import (
     timezone,
 )
 from temporal.names import NameIndex, Resolution, normalize_name, slug_suffixes
-from temporal.reconcile import ReconcileResult, Reconciler, VaultConfig
+from temporal.reconcile import Reconciler, ReconcileResult, VaultConfig
 from temporal.records import (
     Lifecycle,
     LifecycleFilter,

@@ -37,7 +37,9 @@ _DAY = re.compile(r"(\d{4})-(\d{2})-(\d{2})\Z")
 _TIME = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})?\Z"
 )
-_STRICT_INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})\Z")
+_STRICT_INSTANT = re.compile(
+    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})\Z"
+)
 
 
 class DatePrecision(Enum):
@@ -134,7 +136,9 @@ def parse_query_bound(text: str, *, upper: bool = False) -> int:
     """
     if _DAY.match(text) or _STRICT_INSTANT.match(text):
         value = parse_date_value(text)
-        return value.end_us - 1 if upper and value.precision is DatePrecision.DAY else value.start_us
+        return (
+            value.end_us - 1 if upper and value.precision is DatePrecision.DAY else value.start_us
+        )
     raise InvalidDate(
         f"Bound {text!r} must be YYYY-MM-DD or an ISO 8601 timestamp with seconds and a zone"
     )
@@ -167,8 +171,8 @@ def _day_us(day: date) -> int:
 
 def _instant_value(text: str, match: re.Match[str], tz: str | None) -> DateValue:
     fraction = (match[7] or "0")[:6].ljust(6, "0")
-    parts = [int(match[i]) for i in range(1, 6)]
-    local = datetime(*parts, int(match[6] or 0), int(fraction))  # type: ignore[misc]
+    year, month, day, hour, minute = (int(match[i]) for i in range(1, 6))
+    local = datetime(year, month, day, hour, minute, int(match[6] or 0), int(fraction))
     offset = match[8]
     if offset is None:
         if tz is None:

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import vault
-from temporal.names import NameIndex, Resolution, normalize_name
 from temporal.dates import DateValue
+from temporal.names import NameIndex, Resolution, normalize_name
 from temporal.records import note_dates
 from temporal.store import Store
 from vault import Issue, Note, NoteFile, ParsedNote
@@ -228,7 +228,9 @@ class Reconciler:
         if not changes and not new_stats and not scan_changed:
             return ReconcileResult(self.snapshot(), (), (), checked, read, 0, 0)
         try:
-            plan = self._write(changes, new_stats, scan_issues if scan_changed else None, paths, now_us)
+            plan = self._write(
+                changes, new_stats, scan_issues if scan_changed else None, paths, now_us
+            )
         except BaseException:
             self._reset()
             raise
@@ -249,12 +251,12 @@ class Reconciler:
             deleted,
         )
 
-    def _scan_issues_changed(self, scan_issues: list[Issue] | None, paths: Collection[str] | None) -> bool:
+    def _scan_issues_changed(
+        self, scan_issues: list[Issue] | None, paths: Collection[str] | None
+    ) -> bool:
         if paths is None:
             new = sorted(scan_issues or [], key=_issue_key)
-            if new == sorted(self.scan_issues, key=_issue_key):
-                return False
-            return True
+            return new != sorted(self.scan_issues, key=_issue_key)
         old = [i for i in self.scan_issues if i.path in set(paths)]
         return bool(old or scan_issues)
 
@@ -273,7 +275,10 @@ class Reconciler:
             _hook("before-write")
             with self.store.bulk(conn) if bulk else contextlib.nullcontext():
                 plan.write(conn)
-            conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p, s in new_stats.items() if s is None])
+            conn.executemany(
+                "DELETE FROM files WHERE path = ?",
+                [(p,) for p, s in new_stats.items() if s is None],
+            )
             conn.executemany(
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
                 [(p, *s) for p, s in new_stats.items() if s is not None],
@@ -283,11 +288,15 @@ class Reconciler:
                     conn.execute("DELETE FROM issues WHERE origin = 'scan'")
                 else:
                     conn.executemany(
-                        "DELETE FROM issues WHERE path = ? AND origin = 'scan'", [(p,) for p in paths]
+                        "DELETE FROM issues WHERE path = ? AND origin = 'scan'",
+                        [(p,) for p in paths],
                     )
                 conn.executemany(
                     "INSERT INTO issues VALUES (?, ?, ?, ?, ?, ?, 'scan')",
-                    [(i.path, i.line, i.field, i.code, i.message, i.record_id) for i in scan_issues],
+                    [
+                        (i.path, i.line, i.field, i.code, i.message, i.record_id)
+                        for i in scan_issues
+                    ],
                 )
             elif paths is not None:
                 conn.executemany(
@@ -304,7 +313,9 @@ class Reconciler:
                 self.scan_issues = list(scan_issues)
             else:
                 chosen = set(paths)
-                self.scan_issues = [i for i in self.scan_issues if i.path not in chosen] + scan_issues
+                self.scan_issues = [
+                    i for i in self.scan_issues if i.path not in chosen
+                ] + scan_issues
         return plan
 
     def _reset(self) -> None:
@@ -319,17 +330,31 @@ class Reconciler:
             "SELECT path, id, scope, kind, valid, lifecycle, revision, eligible, slug, title,"
             " aliases FROM notes"
         ):
-            path, note_id, scope, kind, valid, lifecycle, revision, eligible, slug, title, aliases = row
+            (
+                path,
+                note_id,
+                scope,
+                kind,
+                valid,
+                lifecycle,
+                revision,
+                eligible,
+                slug,
+                title,
+                aliases,
+            ) = row
             entry = _Entry(path, note_id, scope, kind, bool(valid), lifecycle, revision, None, ())
             entry.eligible = bool(eligible)
             self.entries[path] = entry
             if valid:
                 names = [title, *json.loads(aliases)]
                 self.names.add(path, id=note_id, slug=slug, scope=scope, names=names)
-        for path, start in conn.execute("SELECT path, start FROM dates WHERE field = 'reinstated_at'"):
+        for path, start in conn.execute(
+            "SELECT path, start FROM dates WHERE field = 'reinstated_at'"
+        ):
             self.entries[path].reinstated_us = start
         refs: dict[str, list[tuple[str, int, str]]] = {}
-        for path, fld, ord_, kind, text, line, target, resolved_path, status in conn.execute(
+        for path, fld, ord_, _kind, text, line, target, resolved_path, status in conn.execute(
             "SELECT path, field, ord, kind, text, line, target, resolved_path, status"
             " FROM targets ORDER BY path, field, ord"
         ):
@@ -373,8 +398,10 @@ class _Plan:
         self.zones: dict[str, str | None] = {}
         self.entries = dict(rec.entries)
         self.digests = dict(rec.digests)
-        self.guards = {k: _Guard(g.lifecycle, g.seen_at, set(g.hashes)) for k, g in rec.guards.items()}
-        self.referrers = {k: set(v) for k, v in rec.referrers.items()}
+        self.guards = {
+            k: _Guard(g.lifecycle, g.seen_at, set(g.hashes)) for k, g in rec.guards.items()
+        }
+        self.referrers = dict(rec.referrers)  # sets are copied on first change: _referrers_of
         self.affected: set[str] = set()
         self.derived: set[str] = set()
         self.affected_ids: set[str] = set()
@@ -431,7 +458,11 @@ class _Plan:
             self.affected_ids.add(note.id)
             if note.valid:
                 self.names.add(
-                    path, id=note.id, slug=note.slug, scope=entry.scope, names=(note.title, *note.aliases)
+                    path,
+                    id=note.id,
+                    slug=note.slug,
+                    scope=entry.scope,
+                    names=(note.title, *note.aliases),
                 )
                 lower, norm = self.names.keys(path)
                 lower_keys |= lower
@@ -485,7 +516,9 @@ class _Plan:
 
     def _was_reinstated(self, note_id: str, guard: _Guard) -> bool:
         previous = [
-            old for path, old in self._undo if old is not None and old.id == note_id and old.eligible
+            old
+            for path, old in self._undo
+            if old is not None and old.id == note_id and old.eligible
         ]
         return any(o.lifecycle == "active" and not o.blocked for o in previous)
 
@@ -501,17 +534,27 @@ class _Plan:
             self.entries[path] = entry
         return entry
 
+    def _referrers_of(self, path: str) -> set[str]:
+        """The plan's own set of notes whose references resolve to `path`."""
+        found = self.referrers.get(path)
+        if found is None or found is self.rec.referrers.get(path):
+            found = self.referrers[path] = set(found or ())
+        return found
+
     def _resolve(self, path: str) -> None:
         entry = self._own(path)
-        for key, res in entry.resolved.items():
-            if res.path is not None:
-                self.referrers.get(res.path, set()).discard(path)
+        for old in entry.resolved.values():
+            if old.path is not None and old.path in self.referrers:
+                self._referrers_of(old.path).discard(path)
         entry.resolved = {}
         rows: list[tuple[object, ...]] = []
         links: Iterable[tuple[str, int, str, str, str, int | None]]
         if path in self.notes:
             note = self.notes[path]
-            links = [("link", i, l.kind, l.text, l.target, l.line) for i, l in enumerate(note.links)]
+            links = [
+                ("link", i, link.kind, link.text, link.target, link.line)
+                for i, link in enumerate(note.links)
+            ]
             refs = [(f, o, "ref", t, t, note.lines.get(f)) for f, o, t in entry.refs]
             items = [*refs, *links]
         else:
@@ -528,7 +571,7 @@ class _Plan:
         cache = self._resolved
         for fld, ord_, kind, text, target, line in items:
             key = (target, kind, entry.scope, folder)
-            res = cache.get(key) if entry.valid else _MISSING
+            res: Resolution | None = cache.get(key) if entry.valid else _MISSING
             if res is None:
                 res = cache[key] = self.names.resolve(
                     target, kind=kind, scope=entry.scope, from_path=path
@@ -539,11 +582,23 @@ class _Plan:
             else:
                 entry.resolved[(fld, ord_)] = res
                 if res.path is not None:
-                    self.referrers.setdefault(res.path, set()).add(path)
+                    self._referrers_of(res.path).add(path)
             resolved_id = self.entries[res.path].id if res.path else None
             rows.append(
-                (path, fld, ord_, kind, text, line, target, target.lower(), normalize_name(target),
-                 resolved_id, res.path, res.status)
+                (
+                    path,
+                    fld,
+                    ord_,
+                    kind,
+                    text,
+                    line,
+                    target,
+                    target.lower(),
+                    normalize_name(target),
+                    resolved_id,
+                    res.path,
+                    res.status,
+                )
             )
         entry.ambiguous_links = tuple(ambiguous)
         self.rows[path] = rows
@@ -585,7 +640,9 @@ class _Plan:
         self.derived |= {p for p in extra if p in self.entries}
         self._digest()
 
-    def _eligible(self, path: str, memo: dict[str, bool], visiting: set[str], pending: set[str]) -> bool:
+    def _eligible(
+        self, path: str, memo: dict[str, bool], visiting: set[str], pending: set[str]
+    ) -> bool:
         if path in memo:
             return memo[path]
         entry = self.entries[path]
@@ -659,8 +716,10 @@ class _Plan:
             [
                 (k, g.lifecycle, g.seen_at, json.dumps(sorted(g.hashes)))
                 for k, g in sorted(self.guards.items())
-                if k not in self.rec.guards or g.hashes != self.rec.guards[k].hashes
-                or g.seen_at != self.rec.guards[k].seen_at or g.lifecycle != self.rec.guards[k].lifecycle
+                if k not in self.rec.guards
+                or g.hashes != self.rec.guards[k].hashes
+                or g.seen_at != self.rec.guards[k].seen_at
+                or g.lifecycle != self.rec.guards[k].lifecycle
             ],
         )
 
@@ -676,11 +735,32 @@ class _Plan:
         for path in sorted(self.notes):
             n, e = self.notes[path], self.entries[path]
             yield (
-                path, n.id, e.scope, n.slug, n.kind, n.type, n.title, json.dumps(n.aliases),
-                json.dumps(n.tags), n.lifecycle, n.refs.get("superseded_by"), n.state, n.relation,
-                n.weight, int(n.source_event), self.zones[path], n.recurrence, json.dumps(n.exdates),
-                json.dumps(n.rdates), n.body, n.body_line, n.line_count, n.revision,
-                json.dumps(dict(n.extra), default=str), json.dumps(dict(n.lines)), int(n.valid),
+                path,
+                n.id,
+                e.scope,
+                n.slug,
+                n.kind,
+                n.type,
+                n.title,
+                json.dumps(n.aliases),
+                json.dumps(n.tags),
+                n.lifecycle,
+                n.refs.get("superseded_by"),
+                n.state,
+                n.relation,
+                n.weight,
+                int(n.source_event),
+                self.zones[path],
+                n.recurrence,
+                json.dumps(n.exdates),
+                json.dumps(n.rdates),
+                n.body,
+                n.body_line,
+                n.line_count,
+                n.revision,
+                json.dumps(dict(n.extra), default=str),
+                json.dumps(dict(n.lines)),
+                int(n.valid),
                 int(e.eligible),
             )
 
@@ -712,28 +792,55 @@ class _Plan:
 
         if e.dup:
             others = sorted(self.names.paths_with_id(e.id))
-            add(None, "id", "duplicate_id", f"Id {e.id!r} is used by {', '.join(others)}: all copies are excluded")
+            add(
+                None,
+                "id",
+                "duplicate_id",
+                f"Id {e.id!r} is used by {', '.join(others)}: all copies are excluded",
+            )
         twins = sorted(self.names.case_twins(e.id))
         if twins:
-            add(None, "id", "case_collision",
+            add(
+                None,
+                "id",
+                "case_collision",
                 f"Id {e.id!r} differs only by case or normalisation from {', '.join(twins)}:"
-                " the files collide on case-insensitive checkouts")
+                " the files collide on case-insensitive checkouts",
+            )
         if e.blocked:
-            add(None, "lifecycle", "resurrection_blocked",
+            add(
+                None,
+                "lifecycle",
+                "resurrection_blocked",
                 f"Id {e.id!r} was withdrawn or superseded; this active copy stays out until it"
-                " carries a reinstated_at later than that")
+                " carries a reinstated_at later than that",
+            )
         lines = self._lines(path)
         for (fld, ord_), res in sorted(e.resolved.items()):
             target = next((t for f, o, t in e.refs if (f, o) == (fld, ord_)), "")
             if res.status == "ambiguous":
-                add(lines.get(fld), fld, "ambiguous_link", f"{fld} {target!r} matches several records")
+                add(
+                    lines.get(fld),
+                    fld,
+                    "ambiguous_link",
+                    f"{fld} {target!r} matches several records",
+                )
             elif res.path is None or not self.entries[res.path].eligible:
-                add(lines.get(fld), fld, "dangling_reference", f"{fld} {target!r} resolves to nothing eligible")
+                add(
+                    lines.get(fld),
+                    fld,
+                    "dangling_reference",
+                    f"{fld} {target!r} resolves to nothing eligible",
+                )
         for line, text in e.ambiguous_links:
             add(line, None, "ambiguous_link", f"Link {text} matches several records")
         if self._in_cycle(path):
-            add(lines.get("superseded_by"), "superseded_by", "supersession_cycle",
-                f"superseded_by of {e.id!r} leads back to itself")
+            add(
+                lines.get("superseded_by"),
+                "superseded_by",
+                "supersession_cycle",
+                f"superseded_by of {e.id!r} leads back to itself",
+            )
         return out
 
     def _in_cycle(self, path: str) -> bool:
@@ -754,7 +861,9 @@ class _Plan:
     def _lines(self, path: str) -> Mapping[str, int]:
         if path in self.notes:
             return self.notes[path].lines
-        row = self.rec.store.conn.execute("SELECT lines FROM notes WHERE path = ?", (path,)).fetchone()
+        row = self.rec.store.conn.execute(
+            "SELECT lines FROM notes WHERE path = ?", (path,)
+        ).fetchone()
         return json.loads(row[0]) if row else {}
 
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
@@ -159,7 +159,7 @@ def note_dates(note: Note) -> tuple[dict[str, DateValue], str | None, list[Issue
 
 
 def _check_recurrence(
-    note: Note, anchor: DateValue | None, tz: str | None, issue: _IssueSink
+    note: Note, anchor: DateValue | None, tz: str | None, issue: Callable[[str, str, str], None]
 ) -> None:
     field = "recurrence" if note.recurrence is not None else "rdates"
     if anchor is None:
@@ -170,22 +170,24 @@ def _check_recurrence(
         return
     if anchor.precision is DatePrecision.INSTANT and tz is None:
         text = anchor.text
-        if not (text.endswith("Z") or text.endswith(("+00:00", "-00:00"))):
+        if not text.endswith(("Z", "+00:00", "-00:00")):
             message = "An instant anchor with a recurrence needs an IANA timezone, not an offset"
-            issue("timezone" if "timezone" in note.lines else field, "recurrence_needs_timezone", message)
+            issue(
+                "timezone" if "timezone" in note.lines else field,
+                "recurrence_needs_timezone",
+                message,
+            )
     rule = note.recurrence
     if rule is None:
         return
     body = rule.removeprefix("RRULE:")
     parts = body.split(";")
-    if not all(_RRULE_PART.match(p) for p in parts) or not any(p.startswith("FREQ=") for p in parts):
+    if not all(_RRULE_PART.match(p) for p in parts) or not any(
+        p.startswith("FREQ=") for p in parts
+    ):
         issue("recurrence", "invalid_recurrence", f"Recurrence {rule!r} is not an RFC 5545 RRULE")
         return
     try:
         rrulestr(f"RRULE:{body}", dtstart=anchor.start.naive(), ignoretz=True)
     except (ValueError, TypeError, OverflowError) as exc:
         issue("recurrence", "invalid_recurrence", f"Recurrence {rule!r}: {exc}")
-
-
-class _IssueSink:
-    def __call__(self, field: str, code: str, message: str) -> None: ...

@@ -162,7 +162,9 @@ class Store:
                 self._readers.append(conn)
 
     def _ensure_projections(self) -> None:
-        tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        tables = {
+            r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
         current = None
         if "meta" in tables:
             row = self.conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
@@ -232,8 +234,8 @@ class Reader:
         for i in range(0, len(wanted), 500):
             chunk = wanted[i : i + 500]
             sql = (
-                f"SELECT id, kind, type, title FROM notes WHERE eligible = 1 AND id IN ({_marks(chunk)})"
-                f" AND scope IN ({_marks(scopes)})"
+                "SELECT id, kind, type, title FROM notes WHERE eligible = 1"
+                f" AND id IN ({_marks(chunk)}) AND scope IN ({_marks(scopes)})"
             )
             for rid, kind, rtype, title in self._run(sql, [*chunk, *scopes]):
                 found[rid] = RecordRef(rid, RecordKind(kind), rtype, title)
@@ -290,7 +292,7 @@ class Reader:
             clause = "EXISTS (SELECT 1 FROM dates d WHERE d.path = n.path AND d.field = ?"
             params.append(flt.time_field.value)
             if since is not None:
-                clause += " AND (d.\"end\" > ? OR (d.\"end\" = d.start AND d.start >= ?))"
+                clause += ' AND (d."end" > ? OR (d."end" = d.start AND d.start >= ?))'
                 params += [since, since]
             if until is not None:
                 clause += " AND d.start <= ?"
@@ -308,10 +310,13 @@ class Reader:
             return []
         paths = [r["path"] for r in rows]
         dates: dict[str, dict[str, DateValue]] = {p: {} for p in paths}
-        targets: dict[str, list[tuple[str, int, str, int | None, str | None]]] = {p: [] for p in paths}
+        targets: dict[str, list[tuple[str, int, str, int | None, str | None]]] = {
+            p: [] for p in paths
+        }
         marks = _marks(paths)
         for path, fld, text, precision, start, end in self._run(
-            f'SELECT path, field, text, precision, start, "end" FROM dates WHERE path IN ({marks})', paths
+            f'SELECT path, field, text, precision, start, "end" FROM dates WHERE path IN ({marks})',
+            paths,
         ):
             dates[path][fld] = DateValue(text, DatePrecision(precision), start, end)
         for path, fld, ord_, text, line, resolved in self._run(
@@ -356,7 +361,9 @@ def _record(
         aliases=tuple(json.loads(row["aliases"])),
         tags=tuple(json.loads(row["tags"])),
         lifecycle=Lifecycle(row["lifecycle"]),
-        superseded_by=named["superseded_by"].id if "superseded_by" in named else row["superseded_by"],
+        superseded_by=named["superseded_by"].id
+        if "superseded_by" in named
+        else row["superseded_by"],
         body=row["body"],
         locator=Locator(row["path"], 1, row["line_count"], row["revision"]),
         entities=tuple(entities),
@@ -376,7 +383,9 @@ def _record(
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=_BUSY_MS / 1000)
+    conn = sqlite3.connect(
+        path, isolation_level=None, check_same_thread=False, timeout=_BUSY_MS / 1000
+    )
     conn.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute("PRAGMA foreign_keys = OFF")

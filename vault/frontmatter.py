@@ -41,7 +41,7 @@ _TRUE = frozenset({"true", "True", "TRUE"})
 _FALSE = frozenset({"false", "False", "FALSE"})
 
 
-class _Composer(CParser, yaml.resolver.BaseResolver):  # type: ignore[misc]
+class _Composer(CParser, yaml.resolver.BaseResolver):
     """libyaml's composer with no implicit resolvers: plain scalars stay text."""
 
     def __init__(self, stream: str) -> None:

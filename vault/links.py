@@ -65,13 +65,17 @@ def extract_links(body: str, *, first_line: int, note_path: str) -> tuple[Link, 
                 embed = start > 0 and text[start - 1] == "!"
                 written = "!" + match.group(0) if embed else match.group(0)
                 line = start_line + newlines(start)
-                links.append((line, start, Link("embed" if embed else "wiki", target, written, line)))
+                links.append(
+                    (line, start, Link("embed" if embed else "wiki", target, written, line))
+                )
         if "](" in text:
             for match in _MARKDOWN.finditer(text):
-                target = _markdown_target(match.group(2), folder)
-                if target is not None:
+                path = _markdown_target(match.group(2), folder)
+                if path is not None:
                     line = start_line + newlines(match.start())
-                    links.append((line, match.start(), Link("markdown", target, match.group(0), line)))
+                    links.append(
+                        (line, match.start(), Link("markdown", path, match.group(0), line))
+                    )
     links.sort(key=lambda item: (item[0], item[1]))
     return tuple(link for _, _, link in links)
 

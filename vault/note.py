@@ -191,7 +191,9 @@ def parse_note(
     if fm_text is not None:
         if len(fm_text.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
             message = f"Frontmatter is larger than {MAX_FRONTMATTER_BYTES // 1024} KiB"
-            return ParsedNote(path, revision, None, (Issue(path, 1, None, "file_too_large", message),))
+            return ParsedNote(
+                path, revision, None, (Issue(path, 1, None, "file_too_large", message),)
+            )
         frontmatter, problems = load_frontmatter(fm_text, path=path, first_line=2)
         issues.extend(problems)
         if frontmatter is None:
@@ -224,7 +226,9 @@ class _Builder:
         self.id: str | None = None
 
     def build(self, type_aliases: Mapping[str, str]) -> Note:
-        slug = unicodedata.normalize("NFC", self.path[:-3] if self.path.endswith(".md") else self.path)
+        slug = unicodedata.normalize(
+            "NFC", self.path[:-3] if self.path.endswith(".md") else self.path
+        )
         note_id = self._id(slug)
         self.id = note_id
         written_type = self._text("type") or "note"
@@ -304,7 +308,7 @@ class _Builder:
         if isinstance(node, ScalarNode):
             if not node.style and node.value in ("", "~", "null", "Null", "NULL"):
                 return None
-            return node.value
+            return str(node.value)
         self._issue(name, "invalid_field", f"Field {name!r} must be a single string")
         return None
 

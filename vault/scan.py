@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import os
 import stat as stat_module
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from vault.issue import Issue
 
 __all__ = ["NoteFile", "ScanResult", "is_ignored_name", "scan", "stat_note"]
+
 
 @dataclass(frozen=True, slots=True)
 class NoteFile:
@@ -144,7 +144,9 @@ def _follow_link(
     if real != top and not real.startswith(top + os.sep):
         if path.endswith(".md") or os.path.isdir(real):
             issues.append(
-                Issue(path, None, None, "unsafe_path", "Symlink leaves the vault: skipped, not read")
+                Issue(
+                    path, None, None, "unsafe_path", "Symlink leaves the vault: skipped, not read"
+                )
             )
         return
     try:

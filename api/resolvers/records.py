@@ -80,4 +80,3 @@ def lookup(info: Info, name: str, scope: str | None = None) -> LookupResult:
         candidates=[RecordRef.from_domain(c) for c in result.candidates],
         meta=context.meta(scopes),
     )
-

@@ -8,6 +8,8 @@ import graph
 import temporal
 import vault
 from api.args import page_size
+from graph import LookupStatus
+from temporal import DatePrecision, Lifecycle, LifecycleFilter, RecordKind, TimeField
 
 __all__ = [
     "Count",
@@ -28,12 +30,16 @@ __all__ = [
     "ValidationIssue",
 ]
 
-RecordKind = strawberry.enum(temporal.RecordKind)
-Lifecycle = strawberry.enum(temporal.Lifecycle)
-LifecycleFilter = strawberry.enum(temporal.LifecycleFilter)
-DatePrecision = strawberry.enum(temporal.DatePrecision)
-TimeField = strawberry.enum(temporal.TimeField)
-LookupStatus = strawberry.enum(graph.LookupStatus)
+# The domain enums are the GraphQL enums: registered once, member names as the contract's values.
+for _enum in (
+    temporal.RecordKind,
+    temporal.Lifecycle,
+    temporal.LifecycleFilter,
+    temporal.DatePrecision,
+    temporal.TimeField,
+    graph.LookupStatus,
+):
+    strawberry.enum(_enum)
 
 
 @strawberry.type

@@ -5,6 +5,7 @@ import random
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,9 @@ NOTES = {
         "---\ntype: relationship\nfrom: people/ada\nto: orgs/acme\nrelation: works_at\n"
         "valid_from: 2024-01-01\n---\nSince 2024, see [[Acme]].\n"
     ),
-    "claims/c1.md": "---\ntype: claim\nsubject: '[[Bob]]'\nsource: meetings/m1\n---\nBob said so.\n",
+    "claims/c1.md": (
+        "---\ntype: claim\nsubject: '[[Bob]]'\nsource: meetings/m1\n---\nBob said so.\n"
+    ),
     "meetings/m1.md": (
         "---\ntype: meeting\noccurred_at: 2024-03-01T10:00:00+01:00\n"
         "entities: [people/ada, '[[Bob]]']\n---\n# Kickoff\n"
@@ -56,7 +59,7 @@ def reconcile(root: Path, db: Path) -> temporal.ReconcileResult:
 
 
 def clean_rebuild(root: Path, tmp_path: Path, state: Path) -> dict[str, list[tuple[object, ...]]]:
-    """Projections rebuilt from the vault alone, keeping the safeguards (they are not rebuildable)."""
+    """Projections rebuilt from the vault alone, keeping the safeguards (not rebuildable)."""
     db = tmp_path / f"clean-{random.random()}.db"
     temporal.Store.open(db).close()
     with sqlite3.connect(db) as conn:
@@ -68,19 +71,40 @@ def clean_rebuild(root: Path, tmp_path: Path, state: Path) -> dict[str, list[tup
 
 
 MUTATIONS = [
-    ("retitle", lambda r: (r / "people/ada.md").write_text(NOTES["people/ada.md"].replace("Ada Lopez", "Ada X"))),
+    (
+        "retitle",
+        lambda r: (r / "people/ada.md").write_text(
+            NOTES["people/ada.md"].replace("Ada Lopez", "Ada X")
+        ),
+    ),
     ("delete-target", lambda r: (r / "people/bob.md").unlink()),
-    ("withdraw-endpoint", lambda r: (r / "orgs/acme.md").write_text("---\ntype: organization\nlifecycle: withdrawn\n---\n# Acme\n")),
+    (
+        "withdraw-endpoint",
+        lambda r: (r / "orgs/acme.md").write_text(
+            "---\ntype: organization\nlifecycle: withdrawn\n---\n# Acme\n"
+        ),
+    ),
     ("rename", lambda r: os.rename(r / "people/bob.md", r / "people/robert.md")),
     ("add-duplicate", lambda r: (r / "bob2.md").write_text("---\nid: people/bob\n---\nCopy\n")),
     ("add-alias-clash", lambda r: (r / "x.md").write_text("---\naliases: [Bob]\n---\n")),
     ("break-frontmatter", lambda r: (r / "meetings/m1.md").write_text("---\ntype: [\n---\n")),
-    ("cycle", lambda r: write(r, {"d/a.md": "---\nlifecycle: superseded\nsuperseded_by: d/b\n---\n", "d/b.md": "---\nlifecycle: superseded\nsuperseded_by: d/a\n---\n"})),
+    (
+        "cycle",
+        lambda r: write(
+            r,
+            {
+                "d/a.md": "---\nlifecycle: superseded\nsuperseded_by: d/b\n---\n",
+                "d/b.md": "---\nlifecycle: superseded\nsuperseded_by: d/a\n---\n",
+            },
+        ),
+    ),
 ]
 
 
 @pytest.mark.parametrize("name,mutate", MUTATIONS, ids=[m[0] for m in MUTATIONS])
-def test_incremental_reconcile_equals_clean_rebuild(name, mutate, tmp_path: Path) -> None:
+def test_incremental_reconcile_equals_clean_rebuild(
+    name: str, mutate: Callable[[Path], object], tmp_path: Path
+) -> None:
     root = tmp_path / "vault"
     write(root, NOTES)
     db = tmp_path / "state.db"
@@ -111,7 +135,16 @@ def test_random_edit_sequences_match_clean_rebuild(tmp_path: Path) -> None:
     store = temporal.Store.open(db)
     rec = temporal.Reconciler(store, root, temporal.VaultConfig())
     rec.reconcile(now_us=NOW)
-    names = ["people/ada", "people/bob", "orgs/acme", "meetings/m1", "Bob", "Ada L", "Acme", "z/new"]
+    names = [
+        "people/ada",
+        "people/bob",
+        "orgs/acme",
+        "meetings/m1",
+        "Bob",
+        "Ada L",
+        "Acme",
+        "z/new",
+    ]
     for step in range(40):
         path = rng.choice([*NOTES, "z/new.md", "z/other.md"])
         target = root / path
@@ -123,7 +156,11 @@ def test_random_edit_sequences_match_clean_rebuild(tmp_path: Path) -> None:
             if kind == "claim":
                 fields.append(f"subject: {rng.choice(names)}")
             if kind == "relationship":
-                fields += [f"from: {rng.choice(names)}", f"to: {rng.choice(names)}", "relation: knows"]
+                fields += [
+                    f"from: {rng.choice(names)}",
+                    f"to: {rng.choice(names)}",
+                    "relation: knows",
+                ]
             if rng.random() < 0.2:
                 fields.append(f"lifecycle: {rng.choice(['withdrawn', 'superseded'])}")
             body = " ".join(f"[[{rng.choice(names)}]]" for _ in range(rng.randint(0, 3)))
@@ -146,13 +183,21 @@ rec.reconcile(now_us=1)
 """
 
 
-@pytest.mark.parametrize("hook", ["before-write", "before-commit", "random-1", "random-2", "random-3"])
+@pytest.mark.parametrize(
+    "hook", ["before-write", "before-commit", "random-1", "random-2", "random-3"]
+)
 def test_kill_during_reconcile_leaves_a_consistent_database(hook: str, tmp_path: Path) -> None:
     root = tmp_path / "vault"
     write(root, NOTES)
     db = tmp_path / "state.db"
     reconcile(root, db)
-    write(root, {f"bulk/n{i}.md": f"---\ntitle: N{i}\nlifecycle: withdrawn\n---\n[[Bob]]\n" for i in range(300)})
+    write(
+        root,
+        {
+            f"bulk/n{i}.md": f"---\ntitle: N{i}\nlifecycle: withdrawn\n---\n[[Bob]]\n"
+            for i in range(300)
+        },
+    )
     with sqlite3.connect(db) as conn:
         guards_before = set(conn.execute("SELECT id FROM guards"))
     env = {**os.environ}
