@@ -73,13 +73,7 @@ class Context:
     def snapshot(self, scopes: Sequence[str]) -> str:
         """The snapshot id of `scopes` as read by this request."""
         reader = self.reader()
-        digests = reader.digests()
-        blob = (
-            reader.fingerprint
-            + "|"
-            + "|".join(f"{s}:{digests.get(s, 0):x}" for s in sorted(set(scopes)))
-        )
-        return hashlib.sha256(blob.encode()).hexdigest()[:20]
+        return temporal.snapshot_id(reader.digests(), scopes, reader.fingerprint)
 
     def close(self) -> None:
         """End the read transaction."""

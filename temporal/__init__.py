@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from temporal.changeset import snapshot_id
 from temporal.dates import (
     DatePrecision,
     DateValue,
@@ -58,5 +59,6 @@ __all__ = [
     "parse_date_value",
     "parse_query_bound",
     "slug_suffixes",
+    "snapshot_id",
     "timezone",
 ]
