@@ -1,20 +1,19 @@
 from __future__ import annotations
 
-import functools
-import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = ["NameIndex", "Resolution", "normalize_name", "slug_suffixes"]
 
-_SPACES = re.compile(r"\s+")
+_Paths = str | set[str]
 
 
-@functools.lru_cache(maxsize=65_536)
 def normalize_name(text: str) -> str:
     """A title or alias as compared: NFKC, lower-case, trimmed, inner whitespace collapsed."""
-    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return " ".join(text.lower().split())
 
 
 def slug_suffixes(slug: str) -> list[str]:
@@ -44,27 +43,27 @@ class NameIndex:
 
     def __init__(self) -> None:
         self.scope: dict[str, str] = {}
-        self._by_id: dict[str, set[str]] = {}
-        self._by_slug: dict[str, set[str]] = {}
-        self._by_file: dict[str, set[str]] = {}
-        self._by_name: dict[str, set[str]] = {}
-        self._by_fold: dict[str, set[str]] = {}
+        # Key -> one path, or a set of paths when several share the key (rare): no set per note.
+        self._by_id: dict[str, _Paths] = {}
+        self._by_slug: dict[str, _Paths] = {}
+        self._by_file: dict[str, _Paths] = {}
+        self._by_name: dict[str, _Paths] = {}
+        self._by_fold: dict[str, _Paths] = {}
         self._slug: dict[str, str] = {}
         self._keys: dict[str, tuple[str, tuple[str, ...]]] = {}
 
     def add(self, path: str, *, id: str, slug: str, scope: str, names: Iterable[str]) -> None:
         """Index one usable note."""
-        norms = tuple(sorted({normalize_name(n) for n in names} - {""}))
+        norms = tuple(sorted({key for n in names if (key := normalize_name(n))}))
         self.scope[path] = scope
         self._slug[path] = slug
         self._keys[path] = (id, norms)
-        self._by_id.setdefault(id, set()).add(path)
-        self._by_fold.setdefault(_fold(id), set()).add(path)
-        self._by_slug.setdefault(slug, set()).add(path)
-        for suffix in slug_suffixes(slug):
-            self._by_file.setdefault(suffix, set()).add(path)
+        _put(self._by_id, id, path)
+        _put(self._by_fold, _fold(id), path)
+        _put(self._by_slug, slug, path)
+        _put(self._by_file, _file_name(slug), path)
         for norm in norms:
-            self._by_name.setdefault(norm, set()).add(path)
+            _put(self._by_name, norm, path)
 
     def remove(self, path: str) -> None:
         """Forget one note (no-op when absent)."""
@@ -76,8 +75,7 @@ class NameIndex:
         _discard(self._by_id, note_id, path)
         _discard(self._by_fold, _fold(note_id), path)
         _discard(self._by_slug, slug, path)
-        for suffix in slug_suffixes(slug):
-            _discard(self._by_file, suffix, path)
+        _discard(self._by_file, _file_name(slug), path)
         for norm in norms:
             _discard(self._by_name, norm, path)
 
@@ -91,11 +89,12 @@ class NameIndex:
 
     def paths_with_id(self, note_id: str) -> set[str]:
         """Every usable note that carries `note_id`."""
-        return self._by_id.get(note_id, set())
+        return _members(self._by_id.get(note_id))
 
     def case_twins(self, note_id: str) -> set[str]:
         """Usable notes whose id differs from `note_id` only by case or normalisation."""
-        return {p for p in self._by_fold.get(_fold(note_id), set()) if self._keys[p][0] != note_id}
+        twins = _members(self._by_fold.get(_fold(note_id)))
+        return {p for p in twins if self._keys[p][0] != note_id}
 
     def resolve(self, target: str, *, kind: str, scope: str, from_path: str) -> Resolution:
         """Resolve a link or reference target written in the note at `from_path`."""
@@ -106,7 +105,9 @@ class NameIndex:
             result = self._pick(found, scope)
             if result is not _MISSING:
                 return result
-        by_file = self._in_scope(self._by_file.get(nfc.lower()), scope)
+        wanted = nfc.lower()
+        same_name = self._in_scope(self._by_file.get(wanted.rpartition("/")[2]), scope)
+        by_file = [p for p in same_name if _ends_with_path(self._slug[p].lower(), wanted)]
         if by_file:
             if len(by_file) > 1:
                 folder = from_path.rpartition("/")[0]
@@ -116,27 +117,59 @@ class NameIndex:
             return _one_or_ambiguous(by_file)
         return self._pick(self._by_name.get(normalize_name(target)), scope)
 
-    def _in_scope(self, paths: set[str] | None, scope: str) -> list[str]:
-        if not paths:
+    def _in_scope(self, paths: _Paths | None, scope: str) -> list[str]:
+        if paths is None:
             return []
+        if isinstance(paths, str):
+            return [paths] if self.scope[paths] == scope else []
         return sorted(p for p in paths if self.scope[p] == scope)
 
-    def _pick(self, paths: set[str] | None, scope: str) -> Resolution:
+    def _pick(self, paths: _Paths | None, scope: str) -> Resolution:
         found = self._in_scope(paths, scope)
         return _one_or_ambiguous(found) if found else _MISSING
 
 
+def _file_name(slug: str) -> str:
+    return slug.rpartition("/")[2].lower()
+
+
+def _ends_with_path(slug: str, target: str) -> bool:
+    """`a/b/c` ends with `c` and `b/c`, not with `/c` or `x/b/c`."""
+    return slug == target or slug.endswith("/" + target)
+
+
 def _fold(note_id: str) -> str:
+    if note_id.isascii():
+        return note_id.lower()
     return unicodedata.normalize("NFKC", note_id).casefold()
+
+
+def _put(index: dict[str, _Paths], key: str, path: str) -> None:
+    found = index.get(key)
+    if found is None:
+        index[key] = path
+    elif isinstance(found, str):
+        if found != path:
+            index[key] = {found, path}
+    else:
+        found.add(path)
+
+
+def _members(found: _Paths | None) -> set[str]:
+    if found is None:
+        return set()
+    return {found} if isinstance(found, str) else set(found)
 
 
 def _one_or_ambiguous(paths: list[str]) -> Resolution:
     return Resolution("resolved", paths[0]) if len(paths) == 1 else Resolution("ambiguous")
 
 
-def _discard(index: Mapping[str, set[str]], key: str, path: str) -> None:
-    bucket = index.get(key)
-    if bucket is not None:
-        bucket.discard(path)
-        if not bucket:
-            del index[key]  # type: ignore[attr-defined]
+def _discard(index: dict[str, _Paths], key: str, path: str) -> None:
+    found = index.get(key)
+    if found == path:
+        del index[key]
+    elif isinstance(found, set):
+        found.discard(path)
+        if len(found) == 1:
+            index[key] = found.pop()

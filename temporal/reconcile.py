@@ -83,12 +83,19 @@ class Reconciler:
         self.config = config
         self.names = NameIndex()
         self.entries: dict[str, Entry] = {}
-        self.stats: dict[str, tuple[int, int, int, str]] = {}
+        self.keys: dict[str, tuple[int, int, int]] = {}  # path -> (size, mtime_ns, inode)
+        self.revisions: dict[str, str] = {}  # path -> SHA-256 of the bytes last read
         self.referrers: dict[str, set[str]] = {}
         self.guards: dict[str, Guard] = {}
         self.digests: dict[str, int] = {}
         self.scan_issues: list[Issue] = []
-        self._load()
+        gc_was = gc.isenabled()
+        gc.disable()  # loading makes millions of long-lived objects: nothing for the collector
+        try:
+            self._load()
+        finally:
+            if gc_was:
+                gc.enable()
 
     # -- public -------------------------------------------------------------------------
 
@@ -106,19 +113,28 @@ class Reconciler:
             paths: Vault-relative paths a watcher reported; None scans the whole vault.
             progress: Called with (done, total) while files are read.
         """
-        stats = self.stats
+        # Everything allocated here is short-lived or lives as long as the reconciler; the cyclic
+        # collector would only rescan the large index again and again (seconds at 100k notes).
+        gc_was = gc.isenabled()
+        gc.disable()
+        try:
+            return self._reconcile(now_us, paths, progress)
+        finally:
+            if gc_was:
+                gc.enable()
+
+    def _reconcile(
+        self,
+        now_us: int,
+        paths: Collection[str] | None,
+        progress: Callable[[int, int], None] | None,
+    ) -> ReconcileResult:
         if paths is None:
-            result = vault.scan(self.root, ordered=False)
+            result = vault.scan(self.root, ordered=False, known=self.keys)
             scan_issues: list[Issue] = list(result.issues)
-            files: dict[str, NoteFile] = {}
-            todo: list[str] = []
-            for f in result.files:
-                files[f.path] = f
-                known = stats.get(f.path)
-                if known is None or known[:3] != (f.size, f.mtime_ns, f.ino):
-                    todo.append(f.path)
-            if len(files) != len(stats) or todo:
-                todo.extend(stats.keys() - files.keys())
+            files: dict[str, NoteFile] = {f.path: f for f in result.files}
+            todo = [p for p, f in files.items() if self._stat_changed(p, f)]
+            todo.extend(result.gone)
         else:
             files, scan_issues = {}, []
             for path in paths:
@@ -132,40 +148,33 @@ class Reconciler:
         changes: dict[str, ParsedNote | None] = {}
         new_stats: dict[str, tuple[int, int, int, str] | None] = {}
         checked = read = 0
-        gc_was = gc.isenabled()
-        if len(todo) > 1000:
-            gc.disable()
-        try:
-            for done, path in enumerate(todo, 1):
-                checked += 1
-                file = files.get(path)
-                if file is None:
-                    changes[path] = None
-                    new_stats[path] = None
-                    continue
-                read += 1
-                content = vault.read_bytes(file)
-                if isinstance(content, Issue):
-                    changes[path] = ParsedNote(path, "", None, (content,))
-                    new_stats[path] = (file.size, file.mtime_ns, file.ino, "")
-                elif self.stats.get(path, (0, 0, 0, None))[3] == content.sha256:
-                    new_stats[path] = (content.size, content.mtime_ns, content.ino, content.sha256)
-                else:
-                    changes[path] = vault.parse_note(
-                        path,
-                        content.data,
-                        revision=content.sha256,
-                        type_aliases=self.config.type_aliases,
-                    )
-                    new_stats[path] = (content.size, content.mtime_ns, content.ino, content.sha256)
-                if progress is not None and done % 500 == 0:
-                    progress(done, len(todo))
-            if progress is not None:
-                progress(len(todo), len(todo))
-            return self._apply(changes, new_stats, scan_issues, paths, now_us, checked, read)
-        finally:
-            if gc_was:
-                gc.enable()
+        for done, path in enumerate(todo, 1):
+            checked += 1
+            file = files.get(path)
+            if file is None:
+                changes[path] = None
+                new_stats[path] = None
+                continue
+            read += 1
+            content = vault.read_bytes(file)
+            if isinstance(content, Issue):
+                changes[path] = ParsedNote(path, "", None, (content,))
+                new_stats[path] = (file.size, file.mtime_ns, file.ino, "")
+            elif self.revisions.get(path) == content.sha256:
+                new_stats[path] = (content.size, content.mtime_ns, content.ino, content.sha256)
+            else:
+                changes[path] = vault.parse_note(
+                    path,
+                    content.data,
+                    revision=content.sha256,
+                    type_aliases=self.config.type_aliases,
+                )
+                new_stats[path] = (content.size, content.mtime_ns, content.ino, content.sha256)
+            if progress is not None and done % 500 == 0:
+                progress(done, len(todo))
+        if progress is not None:
+            progress(len(todo), len(todo))
+        return self._apply(changes, new_stats, scan_issues, paths, now_us, checked, read)
 
     def snapshot(self, scopes: Iterable[str] | None = None) -> str:
         """The snapshot id of the given scopes (all when None)."""
@@ -174,10 +183,10 @@ class Reconciler:
     # -- steps --------------------------------------------------------------------------
 
     def _stat_changed(self, path: str, file: NoteFile | None) -> bool:
-        known = self.stats.get(path)
+        known = self.keys.get(path)
         if file is None:
             return known is not None
-        return known is None or known[:3] != (file.size, file.mtime_ns, file.ino)
+        return known != (file.size, file.mtime_ns, file.ino)
 
     def _apply(
         self,
@@ -201,9 +210,11 @@ class Reconciler:
             raise
         for path, stat in new_stats.items():
             if stat is None:
-                self.stats.pop(path, None)
+                self.keys.pop(path, None)
+                self.revisions.pop(path, None)
             else:
-                self.stats[path] = stat
+                self.keys[path] = stat[:3]
+                self.revisions[path] = stat[3]
         parsed = sum(1 for c in changes.values() if c is not None)
         deleted = sum(1 for c in changes.values() if c is None)
         return ReconcileResult(
@@ -290,7 +301,8 @@ class Reconciler:
     def _load(self) -> None:
         conn = self.store.conn
         for path, size, mtime_ns, ino, revision in conn.execute("SELECT * FROM files"):
-            self.stats[path] = (size, mtime_ns, ino, revision)
+            self.keys[path] = (size, mtime_ns, ino)
+            self.revisions[path] = revision
         for row in conn.execute(
             "SELECT path, id, scope, kind, valid, lifecycle, revision, eligible, slug, title,"
             " aliases FROM notes"
@@ -319,9 +331,10 @@ class Reconciler:
         ):
             self.entries[path].reinstated_us = start
         refs: dict[str, list[tuple[str, int, str]]] = {}
+        known: dict[tuple[str, str | None], Resolution] = {}
         for path, fld, ord_, _kind, text, line, target, resolved_path, status in conn.execute(
             "SELECT path, field, ord, kind, text, line, target, resolved_path, status"
-            " FROM targets ORDER BY path, field, ord"
+            " FROM targets WHERE field <> 'link' OR status = 'ambiguous' ORDER BY path, field, ord"
         ):
             entry = self.entries[path]
             if fld == "link":
@@ -329,7 +342,10 @@ class Reconciler:
                     entry.ambiguous_links += ((line, text),)
                 continue
             refs.setdefault(path, []).append((fld, ord_, target))
-            entry.resolved[(fld, ord_)] = Resolution(status, resolved_path)
+            res = known.get((status, resolved_path))
+            if res is None:
+                res = known[(status, resolved_path)] = Resolution(status, resolved_path)
+            entry.resolved[(fld, ord_)] = res
             if resolved_path is not None:
                 self.referrers.setdefault(resolved_path, set()).add(path)
         for path, items in refs.items():

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import stat as stat_module
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from vault.issue import Issue
@@ -22,10 +23,27 @@ class NoteFile:
 
 @dataclass(frozen=True, slots=True)
 class ScanResult:
-    """Every note file of a vault and the issues of what was skipped."""
+    """The note files of a vault and the issues of what was skipped.
+
+    Args:
+        files: Every note file; with `known`, only those whose stat differs from it.
+        issues: What was skipped and why.
+        gone: With `known`, the known paths that are no longer notes.
+    """
 
     files: tuple[NoteFile, ...]
     issues: tuple[Issue, ...]
+    gone: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class _Walk:
+    top: str
+    files: list[NoteFile]
+    issues: list[Issue]
+    seen_dirs: set[tuple[int, int]]
+    known: Mapping[str, tuple[int, int, int]]
+    unchanged: list[str]
 
 
 def is_ignored_name(name: str) -> bool:
@@ -37,7 +55,12 @@ def is_ignored_name(name: str) -> bool:
     return name.startswith((".", "~syncthing~"))
 
 
-def scan(root: str | os.PathLike[str], *, ordered: bool = True) -> ScanResult:
+def scan(
+    root: str | os.PathLike[str],
+    *,
+    ordered: bool = True,
+    known: Mapping[str, tuple[int, int, int]] | None = None,
+) -> ScanResult:
     """List every note of the vault at `root` without reading any.
 
     Symlinks are followed only while their target stays inside the vault;
@@ -45,19 +68,25 @@ def scan(root: str | os.PathLike[str], *, ordered: bool = True) -> ScanResult:
     regular file, leaves the vault or has an undecodable name is an issue.
 
     Args:
-        ordered: Sort the files by path; without it they come in directory order,
-            which is what a caller that only compares them with a mapping wants.
+        ordered: Sort the files by path; without it they come in directory order.
+        known: Path to (size, mtime_ns, inode) as last seen: files that still match are
+            left out of `files` (no object is made for them), and vanished ones are `gone`.
     """
     top = os.path.realpath(root)
-    files: list[NoteFile] = []
-    issues: list[Issue] = []
     root_stat = os.stat(top)
-    seen_dirs = {(root_stat.st_dev, root_stat.st_ino)}
-    _walk(top, top, "", files, issues, seen_dirs)
+    walk = _Walk(top, [], [], {(root_stat.st_dev, root_stat.st_ino)}, known or {}, [])
+    _walk(walk, top, "")
+    files = walk.files
     if ordered:
         files.sort(key=lambda f: f.path)
-    issues.sort(key=lambda i: (i.path, i.code))
-    return ScanResult(tuple(files), tuple(issues))
+    walk.issues.sort(key=lambda i: (i.path, i.code))
+    gone: tuple[str, ...] = ()
+    if known:
+        seen = len(walk.unchanged) + sum(1 for f in files if f.path in known)
+        if seen != len(known):
+            present = {*walk.unchanged, *(f.path for f in files)}
+            gone = tuple(sorted(known.keys() - present))
+    return ScanResult(tuple(files), tuple(walk.issues), gone)
 
 
 def stat_note(root: str | os.PathLike[str], path: str) -> NoteFile | Issue | None:
@@ -77,14 +106,9 @@ def stat_note(root: str | os.PathLike[str], path: str) -> NoteFile | Issue | Non
     return _note_or_issue(top, fspath, path, st)
 
 
-def _walk(
-    top: str,
-    folder: str,
-    prefix: str,
-    files: list[NoteFile],
-    issues: list[Issue],
-    seen_dirs: set[tuple[int, int]],
-) -> None:
+def _walk(walk: _Walk, folder: str, prefix: str) -> None:
+    top, files, issues, seen_dirs = walk.top, walk.files, walk.issues, walk.seen_dirs
+    known, unchanged = walk.known, walk.unchanged
     try:
         entries: list[os.DirEntry[str]] = list(os.scandir(folder))
     except OSError as exc:
@@ -106,7 +130,10 @@ def _walk(
                 issues.append(Issue(path, None, None, "unreadable", f"Cannot stat: {exc.strerror}"))
                 continue
             if path.isascii() or _decodable(name):
-                files.append(NoteFile(path, entry.path, st.st_size, st.st_mtime_ns, st.st_ino))
+                if known.get(path) == (st.st_size, st.st_mtime_ns, st.st_ino):
+                    unchanged.append(path)
+                else:
+                    files.append(NoteFile(path, entry.path, st.st_size, st.st_mtime_ns, st.st_ino))
                 continue
         if not _decodable(name):
             issues.append(
@@ -115,13 +142,13 @@ def _walk(
             continue
         try:
             if entry.is_symlink():
-                _follow_link(top, entry.path, path, files, issues, seen_dirs)
+                _follow_link(walk, entry.path, path)
             elif entry.is_dir(follow_symlinks=False):
                 st = entry.stat(follow_symlinks=False)
                 key = (st.st_dev, st.st_ino)
                 if key not in seen_dirs:
                     seen_dirs.add(key)
-                    _walk(top, entry.path, path + "/", files, issues, seen_dirs)
+                    _walk(walk, entry.path, path + "/")
             elif name.endswith(".md"):
                 found = _note_or_issue(top, entry.path, path, entry.stat(follow_symlinks=False))
                 if isinstance(found, NoteFile):
@@ -132,14 +159,8 @@ def _walk(
             issues.append(Issue(path, None, None, "unreadable", f"Cannot stat: {exc.strerror}"))
 
 
-def _follow_link(
-    top: str,
-    fspath: str,
-    path: str,
-    files: list[NoteFile],
-    issues: list[Issue],
-    seen_dirs: set[tuple[int, int]],
-) -> None:
+def _follow_link(walk: _Walk, fspath: str, path: str) -> None:
+    top, files, issues, seen_dirs = walk.top, walk.files, walk.issues, walk.seen_dirs
     real = os.path.realpath(fspath)
     if real != top and not real.startswith(top + os.sep):
         if path.endswith(".md") or os.path.isdir(real):
@@ -160,7 +181,7 @@ def _follow_link(
             issues.append(Issue(path, None, None, "unsafe_path", "Symlink loop: skipped"))
             return
         seen_dirs.add(key)
-        _walk(top, real, path + "/", files, issues, seen_dirs)
+        _walk(walk, real, path + "/")
     elif path.endswith(".md"):
         found = _note_or_issue(top, real, path, st)
         if isinstance(found, NoteFile):
