@@ -17,6 +17,7 @@ import dataclasses
 import hashlib
 import json
 import sqlite3
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -77,11 +78,10 @@ class ChangeSet:
         self.zones: dict[str, str | None] = {}
         self.entries = dict(rec.entries)
         self.digests = dict(rec.digests)
-        self.guards = {
-            k: Guard(g.lifecycle, g.seen_at, set(g.hashes)) for k, g in rec.guards.items()
-        }
+        self.guards = dict(rec.guards)  # a changed guard is a new object: see _guard_and_block
         self.referrers = dict(rec.referrers)  # sets are copied on first change: _referrers_of
         self.affected: set[str] = set()
+        self.guarded: list[str] = []  # changed notes with a usable id, withdrawn or superseded
         self.derived: set[str] = set()
         self.affected_ids: set[str] = set()
         self.rows: dict[str, list[tuple[object, ...]]] = {}
@@ -112,6 +112,8 @@ class ChangeSet:
             note = parsed.note if parsed else None
             if note is None:
                 continue
+            assert parsed is not None
+            id_ok = not any(i.code == "invalid_id" for i in parsed.issues)
             dates, tz, date_issues = note_dates(note)
             self.zones[path] = tz
             self.file_issues[path].extend(date_issues)
@@ -135,7 +137,13 @@ class ChangeSet:
             )
             self.entries[path] = entry
             self.affected_ids.add(note.id)
-            if note.valid:
+            if id_ok:
+                id_keys.add(note.id)
+                self.seen.append((note.id, note.revision))
+                if note.lifecycle != "active":
+                    self.guarded.append(path)
+            # Withdrawn notes take no part in resolution: they are out of every query.
+            if note.valid and note.lifecycle != "withdrawn":
                 self.names.add(
                     path,
                     id=note.id,
@@ -146,8 +154,6 @@ class ChangeSet:
                 lower, norm = self.names.keys(path)
                 lower_keys |= lower
                 norm_keys |= norm
-                id_keys.add(note.id)
-                self.seen.append((note.id, note.revision))
         self.affected = set(self.notes) | self._targets_matching(lower_keys, norm_keys)
         for note_id in id_keys:
             self.affected |= self.names.paths_with_id(note_id) | self.names.case_twins(note_id)
@@ -174,32 +180,38 @@ class ChangeSet:
         return found
 
     def _guard_and_block(self) -> None:
-        for path in sorted(self.notes):
-            note, entry = self.notes[path], self.entries[path]
-            if not note.valid:
-                continue
+        """Guard ids seen withdrawn or superseded; block the active copies a guard covers."""
+        for path in sorted(self.guarded):
+            note = self.notes[path]
             guard = self.guards.get(note.id)
-            if note.lifecycle != "active":
-                if guard is None or self._was_reinstated(note.id, guard):
-                    seen = {r for r in self._seen_revisions(note.id)}
-                    guard = Guard(note.lifecycle, self.now_us, seen)
-                    self.guards[note.id] = guard
-                guard.lifecycle = note.lifecycle
-                guard.hashes.update(self._seen_revisions(note.id))
-                guard.hashes.add(note.revision)
-            elif guard is not None:
-                reinstated = entry.reinstated_us
-                entry.blocked = note.revision in guard.hashes or (
-                    reinstated is None or reinstated <= guard.seen_at
+            if guard is None or self._was_live(note.id):
+                # A new guard (or a new withdrawal after a reinstatement): every content seen
+                # so far for this id is stale from now on.
+                guard = Guard(note.lifecycle, self.now_us, self._seen_revisions(note.id))
+            else:
+                guard = Guard(note.lifecycle, guard.seen_at, {*guard.hashes, note.revision})
+            self.guards[note.id] = guard
+        for path in sorted(self.affected):
+            entry = self._own(path)
+            guard = self.guards.get(entry.id)
+            reinstated = entry.reinstated_us
+            entry.blocked = (
+                guard is not None
+                and entry.lifecycle == "active"
+                and (
+                    entry.revision in guard.hashes
+                    or reinstated is None
+                    or reinstated <= guard.seen_at
                 )
+            )
 
-    def _was_reinstated(self, note_id: str, guard: Guard) -> bool:
-        previous = [
-            old
-            for path, old in self._undo
-            if old is not None and old.id == note_id and old.eligible
+    def _was_live(self, note_id: str) -> bool:
+        """Whether an active copy of this id was being served (so a guard starts afresh)."""
+        before = [old for _, old in self._undo if old is not None and old.id == note_id]
+        before += [
+            self.entries[p] for p in self.names.paths_with_id(note_id) if p not in self.notes
         ]
-        return any(o.lifecycle == "active" and not o.blocked for o in previous)
+        return any(e.eligible and e.lifecycle == "active" and not e.blocked for e in before)
 
     def _seen_revisions(self, note_id: str) -> set[str]:
         rows = self.rec.store.conn.execute("SELECT revision FROM seen WHERE id = ?", (note_id,))
@@ -272,7 +284,7 @@ class ChangeSet:
                     text,
                     line,
                     target,
-                    target.lower(),
+                    unicodedata.normalize("NFC", target).lower(),
                     normalize_name(target),
                     resolved_id,
                     res.path,
@@ -285,39 +297,64 @@ class ChangeSet:
     def _eligibility(self) -> None:
         for path in self.affected:
             entry = self._own(path)
-            entry.dup = entry.valid and len(self.names.paths_with_id(entry.id)) > 1
+            entry.dup = entry.valid and len(self._same_id(entry)) > 1
+        # Fixpoint: a flip re-queues every note that depends on the flipped one, until none flips.
         pending = set(self.affected)
-        rounds = 0
-        while pending:
-            rounds += 1
+        for _ in range(len(self.entries) + 2):
+            if not pending:
+                break
             memo: dict[str, bool] = {}
             flipped: set[str] = set()
             for path in sorted(pending):
                 entry = self._own(path)
+                if path in self.derived:
+                    before: bool | None = entry.eligible
+                else:
+                    old = self.rec.entries.get(path)
+                    before = old.eligible if old is not None else None
                 value = self._eligible(path, memo, set(), pending)
-                old = self.rec.entries.get(path)
-                if old is None or old.eligible != value:
+                if value != before:
                     flipped.add(path)
                 entry.eligible = value
                 self.derived.add(path)
             pending = set()
             for path in flipped:
-                for ref in self.referrers.get(path, ()):
-                    if ref not in self.derived and ref in self.entries:
-                        pending.add(ref)
-                        self.affected_ids.add(self.entries[ref].id)
                 self.affected_ids.add(self.entries[path].id)
-            pending -= self.derived
-        # Supersession cycles and dangling references are read off targets' eligibility:
-        # referrers of every derived note get their derived issues recomputed too.
-        extra = set()
-        for path in self.derived | set(self.notes):
-            extra |= self.referrers.get(path, set())
-        for path, old in self._undo:
-            if old is not None:
-                extra |= self.referrers.get(path, set()) | self.rec.referrers.get(path, set())
+                pending |= {r for r in self.referrers.get(path, ()) if r in self.entries}
+        # Dangling references and supersession cycles are read off the targets' state: the
+        # referrers of every changed or derived note, and whole superseded_by chains through
+        # them, get their derived issues recomputed too.
+        touched = self.derived | set(self.notes) | {p for p, _ in self._undo}
+        extra: set[str] = set()
+        for path in touched:
+            extra |= self.referrers.get(path, set()) | self.rec.referrers.get(path, set())
         self.derived |= {p for p in extra if p in self.entries}
+        self.derived |= self._chains(self.derived)
         self._digest()
+
+    def _same_id(self, entry: Entry) -> list[str]:
+        """Usable notes of the entry's scope that carry its id (ids are unique per scope)."""
+        scope = self.names.scope
+        return [p for p in self.names.paths_with_id(entry.id) if scope[p] == entry.scope]
+
+    def _chains(self, paths: set[str]) -> set[str]:
+        """Every note on a superseded_by chain that runs through one of `paths`."""
+        found: set[str] = set()
+        todo = [p for p in paths if p in self.entries]
+        while todo:
+            path = todo.pop()
+            if path in found:
+                continue
+            found.add(path)
+            res = self.entries[path].resolved.get(("superseded_by", 0))
+            if res is not None and res.path in self.entries:
+                todo.append(res.path)
+            for ref in self.referrers.get(path, ()):
+                ref_entry = self.entries.get(ref)
+                back = ref_entry.resolved.get(("superseded_by", 0)) if ref_entry else None
+                if back is not None and back.path == path:
+                    todo.append(ref)
+        return found
 
     def _eligible(
         self, path: str, memo: dict[str, bool], visiting: set[str], pending: set[str]
@@ -332,10 +369,11 @@ class ChangeSet:
             visiting.add(path)
             for fld in _REQUIRED.get(entry.kind, ()):
                 res = entry.resolved.get((fld, 0))
-                if res is None or res.path is None or res.path in visiting:
+                target = res.path if res is not None else None
+                if target is None or target not in self.entries or target in visiting:
                     ok = False
                     break
-                if not self._eligible(res.path, memo, visiting, pending):
+                if not self._eligible(target, memo, visiting, pending):
                     ok = False
                     break
             visiting.discard(path)
@@ -462,22 +500,23 @@ class ChangeSet:
 
     def _derived_issues(self, path: str) -> list[tuple[object, ...]]:
         e = self.entries[path]
-        if not e.valid:
-            return []
+        if not e.valid or e.lifecycle == "withdrawn":
+            return []  # out of every query; its own file issues still show
         out: list[tuple[object, ...]] = []
 
         def add(line: int | None, fld: str | None, code: str, message: str) -> None:
             out.append((path, line, fld, code, message, e.id))
 
         if e.dup:
-            others = sorted(self.names.paths_with_id(e.id))
+            others = sorted(self._same_id(e))
             add(
                 None,
                 "id",
                 "duplicate_id",
                 f"Id {e.id!r} is used by {', '.join(others)}: all copies are excluded",
             )
-        twins = sorted(self.names.case_twins(e.id))
+        scope = self.names.scope
+        twins = sorted(p for p in self.names.case_twins(e.id) if scope[p] == e.scope)
         if twins:
             add(
                 None,
@@ -504,7 +543,7 @@ class ChangeSet:
                     "ambiguous_link",
                     f"{fld} {target!r} matches several records",
                 )
-            elif res.path is None or not self.entries[res.path].eligible:
+            elif res.path not in self.entries or not self.entries[res.path].eligible:
                 add(
                     lines.get(fld),
                     fld,

@@ -18,7 +18,7 @@ __all__ = [
     "PROJECTION_TABLES",
 ]
 
-FINGERPRINT = "almanac-state-5"
+FINGERPRINT = "almanac-state-6"
 
 PROJECTION_TABLES = ("files", "notes", "dates", "targets", "names", "issues", "meta")
 
