@@ -26,7 +26,7 @@ import vault
 from temporal.changeset import ChangeSet, Entry, Guard, issue_key, snapshot_id
 from temporal.names import NameIndex, Resolution
 from temporal.store import Store
-from vault import Issue, NoteFile, ParsedNote
+from vault import IndexUnavailable, Issue, NoteFile, ParsedNote
 
 __all__ = ["ReconcileResult", "Reconciler", "VaultConfig"]
 
@@ -89,6 +89,7 @@ class Reconciler:
         self.guards: dict[str, Guard] = {}
         self.digests: dict[str, int] = {}
         self.scan_issues: list[Issue] = []
+        self._data_version = 0
         gc_was = gc.isenabled()
         gc.disable()  # loading makes millions of long-lived objects: nothing for the collector
         try:
@@ -118,10 +119,22 @@ class Reconciler:
         gc_was = gc.isenabled()
         gc.disable()
         try:
-            return self._reconcile(now_us, paths, progress)
+            for _ in range(3):
+                if self._other_writer():
+                    self._reset()
+                try:
+                    return self._reconcile(now_us, paths, progress)
+                except _OtherWriter:
+                    self._reset()
+            raise IndexUnavailable("Another process keeps writing the state database")
         finally:
             if gc_was:
                 gc.enable()
+
+    def _other_writer(self) -> bool:
+        """Whether another connection committed since this reconciler last read or wrote."""
+        version = self.store.conn.execute("PRAGMA data_version").fetchone()[0]
+        return bool(version != self._data_version)
 
     def _reconcile(
         self,
@@ -143,7 +156,9 @@ class Reconciler:
                     files[path] = found
                 elif isinstance(found, Issue):
                     scan_issues.append(found)
-            todo = [p for p in set(paths) if self._stat_changed(p, files.get(p))]
+            # A watcher named these: hash them even when size and mtime look the same (a
+            # same-size edit within one timestamp tick of a coarse-time file system).
+            todo = [p for p in set(paths) if p in files or p in self.keys]
         todo.sort()
         changes: dict[str, ParsedNote | None] = {}
         new_stats: dict[str, tuple[int, int, int, str] | None] = {}
@@ -158,8 +173,13 @@ class Reconciler:
             read += 1
             content = vault.read_bytes(file)
             if isinstance(content, Issue):
-                changes[path] = ParsedNote(path, "", None, (content,))
-                new_stats[path] = (file.size, file.mtime_ns, file.ino, "")
+                if not os.path.lexists(file.fspath):
+                    changes[path] = None  # deleted between the scan and the read
+                    new_stats[path] = None
+                else:
+                    # Keep what was read before (if anything) and say why; no stat is
+                    # recorded, so the next reconcile tries again.
+                    scan_issues.append(content)
             elif self.revisions.get(path) == content.sha256:
                 new_stats[path] = (content.size, content.mtime_ns, content.ino, content.sha256)
             else:
@@ -248,6 +268,8 @@ class Reconciler:
         plan.run()
         bulk = len(plan.notes) > _BULK and len(plan.notes) > len(self.entries)
         with self.store.write() as conn:
+            if self._other_writer():
+                raise _OtherWriter
             _hook("before-write")
             with self.store.bulk(conn) if bulk else contextlib.nullcontext():
                 plan.write(conn)
@@ -300,6 +322,7 @@ class Reconciler:
 
     def _load(self) -> None:
         conn = self.store.conn
+        self._data_version = conn.execute("PRAGMA data_version").fetchone()[0]
         for path, size, mtime_ns, ino, revision in conn.execute("SELECT * FROM files"):
             self.keys[path] = (size, mtime_ns, ino)
             self.revisions[path] = revision
@@ -364,6 +387,10 @@ class Reconciler:
         row = conn.execute("SELECT value FROM meta WHERE key = 'digests'").fetchone()
         if row:
             self.digests = {k: int(v, 16) for k, v in json.loads(row[0]).items()}
+
+
+class _OtherWriter(Exception):
+    """Another process committed to the state database; plan again from what it wrote."""
 
 
 def _hook(name: str) -> None:

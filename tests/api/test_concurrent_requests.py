@@ -10,7 +10,7 @@ inotify watcher. The burst goes through one event loop either from coroutines
 holds a reconcile open while the change lands and the burst arrives: the burst
 must not settle for that reconcile, and shares the next one. The last tests run
 `almanac check` between two queries of a serving app (a second writer on the same
-state file); they fail today, and are marked xfail with the reason.
+state file): the server must still answer from the vault as it is.
 """
 
 from __future__ import annotations
@@ -254,18 +254,8 @@ def test_burst_during_a_reconcile_sees_a_change_made_meanwhile(
 
 
 # A second writer: `almanac check` run while `almanac serve` is up, on the same vault and (by
-# default, a per-vault cache file) the same state database. Known product bug, hence xfail.
-TWO_WRITERS = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Two writers on one state file: `almanac check`/`reconcile`/`query` (api/cli.py _open,"
-        " _query) reconcile into the state file `almanac serve` uses, and the server's"
-        " Reconciler keeps trusting the mirror it loaded at startup (temporal/reconcile.py"
-        " Reconciler.__init__/_load: keys, revisions, guards, digests); it skips a note whose"
-        " bytes match its memory, plans from guards it never loaded, and rewrites"
-        " meta.digests from memory"
-    ),
-)
+# default, a per-vault cache file) the same state database. The server notices the other
+# connection's commits (PRAGMA data_version) and plans again from what was committed.
 CHECKED = "query($id: ID!) { record(id: $id) { title } status { snapshot recordCount"
 CHECKED += " coverage { issues(first: 100) { code path } } } }"
 ACTIVE_CLAIM = (
@@ -298,7 +288,6 @@ def cli_between_queries(
         return before, ask()
 
 
-@TWO_WRITERS
 @pytest.mark.parametrize("watch", [False, True], ids=["scan", "inotify"])
 def test_cli_reconcile_while_serving_then_undone_edit_shows(
     watch: bool, demo_vault: Path, tmp_path: Path
@@ -312,7 +301,6 @@ def test_cli_reconcile_while_serving_then_undone_edit_shows(
     assert after == before  # found: title "Ada Edited", under the snapshot id of the original
 
 
-@TWO_WRITERS
 @pytest.mark.parametrize("watch", [False, True], ids=["scan", "inotify"])
 def test_cli_reconcile_while_serving_keeps_a_withdrawn_id_out(
     watch: bool, demo_vault: Path, tmp_path: Path
