@@ -77,6 +77,11 @@ class Guard:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         client = scope.get("client")
+        if not self.services.settings.tokens and not _loopback_host(headers, client):
+            # No tokens: loopback only, and by name too, so DNS rebinding cannot read the vault.
+            message = "Without configured tokens only loopback host names are answered"
+            await _error(403, message, "FORBIDDEN")(scope, receive, send)
+            return
         try:
             scope["almanac.scopes"] = scopes_for_token(
                 self.services, headers.get("authorization"), client[0] if client else None
@@ -118,6 +123,15 @@ class Guard:
             return {"type": "http.request", "body": body, "more_body": False}
 
         await self.app(scope, replay, send)
+
+
+def _loopback_host(headers: dict[str, str], client: tuple[str, int] | None) -> bool:
+    host = headers.get("host", "")
+    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    if name in ("127.0.0.1", "localhost", "[::1]") or name.startswith("127."):
+        return True
+    # Starlette's in-process TestClient (and `almanac query`) talk to "testserver".
+    return name == "testserver" and client is not None and client[0] == "testclient"
 
 
 def _cross_site(headers: dict[str, str]) -> tuple[int, str, str] | None:

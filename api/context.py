@@ -28,15 +28,13 @@ class Context:
     services: Services
     scopes: tuple[str, ...] | None
     now_us: int
-    error: AlmanacError | None = None
     deadline: float | None = None
+    degraded: tuple[str, ...] = ()
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     _reader: temporal.Reader | None = None
 
     def reader(self) -> temporal.Reader:
         """The request's read transaction, opened on first use."""
-        if self.error is not None:
-            raise self.error
         if self._reader is None:
             store = self.services.store
             scope_of = self.services.settings.config.scope_of
@@ -67,7 +65,7 @@ class Context:
                 indexed_at=temporal.format_instant(fresh.indexed_at or self.now_us),
             ),
             coverage=Coverage(complete=not issues, issue_count=len(issues), _issues=issues),
-            degraded=sorted(set(degraded)),
+            degraded=sorted({*degraded, *self.degraded}),
         )
 
     def snapshot(self, scopes: Sequence[str]) -> str:
@@ -117,8 +115,9 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         context = Context(services, request.scope.get("almanac.scopes"), stamp, deadline=deadline)
         try:
             await services.ensure_fresh(now_us=stamp)
-        except AlmanacError as exc:
-            context.error = exc
+        except AlmanacError:
+            # The last committed snapshot is still consistent: answer from it, and say so.
+            context.degraded = ("index_stale",)
         return context
 
 

@@ -74,12 +74,13 @@ class Services:
     def reconcile_now(self, *, now_us: int) -> ReconcileResult:
         """Reconcile synchronously (startup, CLI, tests)."""
         with self._thread_lock:
-            paths = self._take_changes()
             try:
+                paths = self._take_changes()
                 result = self.reconciler.reconcile(now_us=now_us, paths=paths)
             except BaseException:
                 self._rescan = True  # what the watcher said is not applied: look at everything
                 raise
+            self._rescan = False
             self._note(result, now_us)
             return result
 
@@ -87,7 +88,8 @@ class Services:
         """Make the index reflect every vault change that finished before this call.
 
         Raises:
-            IndexUnavailable: the reconcile failed; the previous snapshot stays served.
+            IndexUnavailable: the reconcile failed; the previous snapshot is still there to read,
+                and the next call tries again with a full scan.
         """
         self._arrivals += 1
         ticket = self._arrivals
@@ -120,13 +122,18 @@ class Services:
         return not self._pending
 
     def _take_changes(self) -> set[str] | None:
+        if self.watcher is not None and self.watcher.broken:
+            log.warning("File watcher can no longer follow the vault; every query scans it")
+            self.watcher.close()
+            self.watcher = None
         if self.watcher is None:
             return None
+        rescan = self._rescan
+        self._rescan = True  # until the reconcile of what is drained here succeeds
         changes = self.watcher.drain()
-        rescan = self._rescan or changes is None
         pending = self._pending | (changes or set())
-        self._pending, self._rescan = set(), False
-        return None if rescan else pending
+        self._pending = set()
+        return None if rescan or changes is None else pending
 
     def _note(self, result: ReconcileResult, now_us: int) -> None:
         indexed = (

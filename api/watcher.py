@@ -36,15 +36,21 @@ except ImportError:  # not Linux: the service scans instead
 
 
 class Watcher:
-    """Recursive inotify watches over a vault's folders."""
+    """Recursive inotify watches over a vault's folders.
+
+    `broken` turns true when the watcher can no longer follow the vault exactly
+    (the vault folder itself moved or vanished, a symlink appeared, no watches
+    are left): its owner then scans instead, for good.
+    """
 
     def __init__(self, root: str) -> None:
         if INotify is None:
             raise OSError("inotify is not available on this system")
         self.root = os.path.realpath(root)
+        self.broken = False
         self._inotify = INotify()
         self._folders: dict[int, str] = {}
-        self._watch(self.root, "")
+        self._root_wd = self._watch(self.root, "")
 
     def close(self) -> None:
         """Stop watching."""
@@ -52,27 +58,49 @@ class Watcher:
 
     def drain(self) -> set[str] | None:
         """Vault-relative note paths changed since the last call; None: scan everything."""
+        if self.broken:
+            return None
         changed: set[str] = set()
         rescan = False
-        for event in self._inotify.read(timeout=0):
-            if event.mask & flags.Q_OVERFLOW or event.mask & (flags.DELETE_SELF | flags.MOVE_SELF):
+        try:
+            events = self._inotify.read(timeout=0)
+        except OSError:
+            self.broken = True
+            return None
+        for event in events:
+            if event.mask & flags.Q_OVERFLOW:
                 rescan = True
                 continue
+            if event.wd == self._root_wd and event.mask & (
+                flags.DELETE_SELF | flags.MOVE_SELF | flags.IGNORED
+            ):
+                self.broken = True
+                return None
             folder = self._folders.get(event.wd)
             if folder is None or is_ignored_name(event.name):
                 continue
+            fspath = os.path.join(self.root, folder, event.name)
             if event.mask & flags.ISDIR:
-                if event.mask & (flags.CREATE | flags.MOVED_TO):
-                    self._watch(
-                        os.path.join(self.root, folder, event.name), folder + event.name + "/"
-                    )
                 rescan = True
+                if event.mask & (flags.CREATE | flags.MOVED_TO):
+                    self._watch_new(fspath, folder + event.name + "/")
+            elif event.mask & (flags.CREATE | flags.MOVED_TO) and os.path.islink(fspath):
+                self.broken = True  # symlinks are followed by scans only
+                return None
             elif event.name.endswith(".md"):
                 changed.add(folder + event.name)
-        return None if rescan else changed
+        return None if rescan or self.broken else changed
 
-    def _watch(self, fspath: str, prefix: str) -> None:
-        wd = self._inotify.add_watch(fspath, _MASK)
+    def _watch_new(self, fspath: str, prefix: str) -> None:
+        try:
+            self._watch(fspath, prefix)
+        except FileNotFoundError:
+            pass  # gone again already; the rescan that follows sees what is there
+        except OSError:
+            self.broken = True
+
+    def _watch(self, fspath: str, prefix: str) -> int:
+        wd: int = self._inotify.add_watch(fspath, _MASK)
         self._folders[wd] = prefix
         with os.scandir(fspath) as entries:
             for entry in entries:
@@ -82,3 +110,4 @@ class Watcher:
                     raise OSError(f"Symlink {prefix + entry.name!r} in the vault: scanning instead")
                 if entry.is_dir(follow_symlinks=False):
                     self._watch(entry.path, prefix + entry.name + "/")
+        return wd

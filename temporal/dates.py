@@ -8,6 +8,7 @@ compare. `instant()` turns one into a pendulum `DateTime` in UTC and
 
 from __future__ import annotations
 
+import calendar
 import functools
 import re
 import zoneinfo
@@ -114,11 +115,12 @@ def parse_date_value(text: str, *, tz: str | None = None) -> DateValue:
         if match := _MONTH.match(text):
             year, month = int(match[1]), int(match[2])
             first = date(year, month, 1)
-            following = date(year + month // 12, month % 12 + 1, 1)
-            return DateValue(text, DatePrecision.MONTH, _day_us(first), _day_us(following))
+            last = date(year, month, calendar.monthrange(year, month)[1])
+            end = _day_us(last) + 86_400_000_000
+            return DateValue(text, DatePrecision.MONTH, _day_us(first), end)
         if match := _YEAR.match(text):
             year = int(match[1])
-            end = _day_us(date(year + 1, 1, 1)) if year < 9999 else _day_us(date(9999, 12, 31))
+            end = _day_us(date(year, 12, 31)) + 86_400_000_000
             return DateValue(text, DatePrecision.YEAR, _day_us(date(year, 1, 1)), end)
     except (ValueError, OverflowError) as exc:
         raise InvalidDate(f"Impossible date {text!r}: {exc}") from exc
@@ -145,8 +147,8 @@ def parse_query_bound(text: str, *, upper: bool = False) -> int:
 
 
 def instant(us: int) -> pendulum.DateTime:
-    """The UTC `DateTime` of a microsecond count."""
-    return pendulum.instance(_EPOCH + timedelta(microseconds=us))
+    """The UTC `DateTime` of a microsecond count (the end of year 9999 is its last instant)."""
+    return pendulum.instance(_EPOCH + timedelta(microseconds=min(us, _END_OF_TIME - 1)))
 
 
 def from_datetime(value: datetime) -> int:
@@ -157,6 +159,8 @@ def from_datetime(value: datetime) -> int:
 
 def format_instant(value: datetime | int) -> str:
     """ISO 8601 UTC text ending in `Z`; fractional seconds only when there are some."""
+    if isinstance(value, int) and value >= _END_OF_TIME:
+        return "10000-01-01T00:00:00Z"  # the exclusive end of year 9999, past datetime's range
     moment = _EPOCH + timedelta(microseconds=value) if isinstance(value, int) else value
     moment = moment.astimezone(UTC)
     text = f"{moment:%Y-%m-%dT%H:%M:%S}"
@@ -167,6 +171,9 @@ def format_instant(value: datetime | int) -> str:
 
 def _day_us(day: date) -> int:
     return (day.toordinal() - 719_163) * 86_400_000_000
+
+
+_END_OF_TIME = _day_us(date(9999, 12, 31)) + 86_400_000_000
 
 
 def _instant_value(text: str, match: re.Match[str], tz: str | None) -> DateValue:

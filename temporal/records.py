@@ -151,6 +151,10 @@ def note_dates(note: Note) -> tuple[dict[str, DateValue], str | None, list[Issue
         for text in getattr(note, field):
             try:
                 parse_date_value(text, tz=tz)
+            except AmbiguousTime:
+                issue(
+                    field, "ambiguous_time", f"{field} {text!r} has no zone and no timezone is set"
+                )
             except InvalidDate as exc:
                 issue(field, "invalid_date", str(exc))
     if note.recurrence is not None or note.rdates:

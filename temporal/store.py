@@ -289,10 +289,17 @@ class Reader:
         if flt.since is not None or flt.until is not None:
             since = parse_query_bound(flt.since) if flt.since else None
             until = parse_query_bound(flt.until, upper=True) if flt.until else None
-            clause = "EXISTS (SELECT 1 FROM dates d WHERE d.path = n.path AND d.field = ?"
+            # A record occupies [occurred_at.start, ends_at.end) (SPEC "Occurrence interval");
+            # other fields their own interval. Bounds are inclusive; an instant matches itself.
+            stop = 'd."end"'
+            clause = "EXISTS (SELECT 1 FROM dates d"
+            if flt.time_field is TimeField.OCCURRED_AT:
+                clause += " LEFT JOIN dates e ON e.path = d.path AND e.field = 'ends_at'"
+                stop = 'max(coalesce(e."end", d."end"), d."end")'
+            clause += " WHERE d.path = n.path AND d.field = ?"
             params.append(flt.time_field.value)
             if since is not None:
-                clause += ' AND (d."end" > ? OR (d."end" = d.start AND d.start >= ?))'
+                clause += f" AND ({stop} > ? OR ({stop} = d.start AND d.start >= ?))"
                 params += [since, since]
             if until is not None:
                 clause += " AND d.start <= ?"

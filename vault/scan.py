@@ -92,6 +92,8 @@ def scan(
 def stat_note(root: str | os.PathLike[str], path: str) -> NoteFile | Issue | None:
     """Look at one vault-relative path the way `scan` would; None when it is not a note."""
     top = os.path.realpath(root)
+    if not _decodable(path):
+        return Issue(_printable(path), None, None, "not_utf8", "File name is not valid UTF-8")
     parts = path.split("/")
     if not path.endswith(".md") or any(is_ignored_name(p) or p in ("", "..") for p in parts):
         return None

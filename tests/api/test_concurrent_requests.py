@@ -102,7 +102,7 @@ def asgi_run(app: Starlette, rid: str, then: Callable[[], list[object]]) -> Any:
 
     async def scenario() -> tuple[dict[str, Any], list[dict[str, Any]], list[object]]:
         transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
 
             async def ask(record_id: str) -> dict[str, Any]:
                 payload = {"query": QUERY, "variables": {"id": record_id}}
@@ -217,7 +217,7 @@ def test_burst_during_a_reconcile_sees_a_change_made_meanwhile(
 
     async def scenario() -> tuple[dict[str, Any], list[dict[str, Any]]]:
         transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
 
             async def ask(record_id: str) -> dict[str, Any]:
                 payload = {"query": QUERY, "variables": {"id": record_id}}

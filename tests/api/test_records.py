@@ -302,7 +302,12 @@ def test_records_default_excludes_superseded_and_all_includes_it(demo_client: Te
             {"since": "2026-01-14T10:00:00+01:00", "until": "2026-01-14T10:00:00+01:00"},
             ["meetings/2026-01-14-atlas-kickoff", "projects/atlas"],
         ),
-        ({"since": "2026-01-14T09:00:01Z", "until": "2026-01-14"}, ["projects/atlas"]),
+        # the kickoff runs until 10:30Z (ends_at): its occurrence interval overlaps
+        (
+            {"since": "2026-01-14T09:00:01Z", "until": "2026-01-14"},
+            ["meetings/2026-01-14-atlas-kickoff", "projects/atlas"],
+        ),
+        ({"since": "2026-01-14T10:30:00Z", "until": "2026-01-14"}, ["projects/atlas"]),
         (
             {"since": "2026-01-14", "until": "2026-01-14", "lifecycle": "ALL"},
             [SUPERSEDED, "meetings/2026-01-14-atlas-kickoff", "projects/atlas"],
