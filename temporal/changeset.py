@@ -459,8 +459,8 @@ class ChangeSet:
                 n.kind,
                 n.type,
                 n.title,
-                json.dumps(n.aliases),
-                json.dumps(n.tags),
+                _json(n.aliases),
+                _json(n.tags),
                 n.lifecycle,
                 n.refs.get("superseded_by"),
                 n.state,
@@ -469,13 +469,13 @@ class ChangeSet:
                 int(n.source_event),
                 self.zones[path],
                 n.recurrence,
-                json.dumps(n.exdates),
-                json.dumps(n.rdates),
+                _json(n.exdates),
+                _json(n.rdates),
                 n.body,
                 n.body_line,
                 n.line_count,
                 n.revision,
-                json.dumps(dict(n.extra), default=str),
+                _json(n.extra),
                 json.dumps(dict(n.lines)),
                 int(n.valid),
                 int(e.eligible),
@@ -583,6 +583,15 @@ class ChangeSet:
             "SELECT lines FROM notes WHERE path = ?", (path,)
         ).fetchone()
         return json.loads(row[0]) if row else {}
+
+
+def _json(value: object) -> str:
+    """JSON text of a tuple or mapping; empty ones (most of them) cost nothing."""
+    if not value:
+        return "{}" if isinstance(value, Mapping) else "[]"
+    if isinstance(value, Mapping):
+        value = dict(value)
+    return json.dumps(value, default=str)
 
 
 def snapshot_id(digests: Mapping[str, int], scopes: Iterable[str] | None, fingerprint: str) -> str:
