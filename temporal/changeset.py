@@ -18,9 +18,9 @@ import hashlib
 import json
 import sqlite3
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from temporal.dates import DateValue
 from temporal.names import Resolution, normalize_name
@@ -76,10 +76,12 @@ class ChangeSet:
         self.file_issues: dict[str, list[Issue]] = {}
         self.dates: dict[str, dict[str, DateValue]] = {}
         self.zones: dict[str, str | None] = {}
-        self.entries = dict(rec.entries)
+        # Overlays: a change set touches a handful of notes, so it keeps its changes apart
+        # from the reconciler's memory (100,000 notes) instead of copying it.
+        self.entries: Overlay[str, Entry] = Overlay(rec.entries)
         self.digests = dict(rec.digests)
-        self.guards = dict(rec.guards)  # a changed guard is a new object: see _guard_and_block
-        self.referrers = dict(rec.referrers)  # sets are copied on first change: _referrers_of
+        self.guards: Overlay[str, Guard] = Overlay(rec.guards)  # a changed guard is a new object
+        self.referrers: Overlay[str, set[str]] = Overlay(rec.referrers)  # see _referrers_of
         self.affected: set[str] = set()
         self.guarded: list[str] = []  # changed notes with a usable id, withdrawn or superseded
         self.derived: set[str] = set()
@@ -157,7 +159,7 @@ class ChangeSet:
         self.affected = set(self.notes) | self._targets_matching(lower_keys, norm_keys)
         for note_id in id_keys:
             self.affected |= self.names.paths_with_id(note_id) | self.names.case_twins(note_id)
-        self.affected &= set(self.entries)
+        self.affected = {p for p in self.affected if p in self.entries}
         self._guard_and_block()
         for path in sorted(self.affected):
             self._resolve(path)
@@ -300,7 +302,7 @@ class ChangeSet:
             entry.dup = entry.valid and len(self._same_id(entry)) > 1
         # Fixpoint: a flip re-queues every note that depends on the flipped one, until none flips.
         pending = set(self.affected)
-        for _ in range(len(self.entries) + 2):
+        for _ in range(len(self.rec.entries) + len(self.notes) + 2):
             if not pending:
                 break
             memo: dict[str, bool] = {}
@@ -320,14 +322,14 @@ class ChangeSet:
             pending = set()
             for path in flipped:
                 self.affected_ids.add(self.entries[path].id)
-                pending |= {r for r in self.referrers.get(path, ()) if r in self.entries}
+                pending |= {r for r in self.referrers.get(path) or () if r in self.entries}
         # Dangling references and supersession cycles are read off the targets' state: the
         # referrers of every changed or derived note, and whole superseded_by chains through
         # them, get their derived issues recomputed too.
         touched = self.derived | set(self.notes) | {p for p, _ in self._undo}
         extra: set[str] = set()
         for path in touched:
-            extra |= self.referrers.get(path, set()) | self.rec.referrers.get(path, set())
+            extra |= (self.referrers.get(path) or set()) | self.rec.referrers.get(path, set())
         self.derived |= {p for p in extra if p in self.entries}
         self.derived |= self._chains(self.derived)
         self._digest()
@@ -347,9 +349,9 @@ class ChangeSet:
                 continue
             found.add(path)
             res = self.entries[path].resolved.get(("superseded_by", 0))
-            if res is not None and res.path in self.entries:
+            if res is not None and res.path is not None and res.path in self.entries:
                 todo.append(res.path)
-            for ref in self.referrers.get(path, ()):
+            for ref in self.referrers.get(path) or ():
                 ref_entry = self.entries.get(ref)
                 back = ref_entry.resolved.get(("superseded_by", 0)) if ref_entry else None
                 if back is not None and back.path == path:
@@ -432,20 +434,17 @@ class ChangeSet:
             "INSERT OR REPLACE INTO guards VALUES (?, ?, ?, ?)",
             [
                 (k, g.lifecycle, g.seen_at, json.dumps(sorted(g.hashes)))
-                for k, g in sorted(self.guards.items())
-                if k not in self.rec.guards
-                or g.hashes != self.rec.guards[k].hashes
-                or g.seen_at != self.rec.guards[k].seen_at
-                or g.lifecycle != self.rec.guards[k].lifecycle
+                for k, g in sorted(self.guards.changes.items())
+                if isinstance(g, Guard)
             ],
         )
 
     def commit(self) -> None:
         """Make the plan the reconciler's memory, once the transaction committed."""
         rec = self.rec
-        rec.entries = self.entries
-        rec.referrers = self.referrers
-        rec.guards = self.guards
+        self.entries.apply()
+        self.referrers.apply()
+        self.guards.apply()
         rec.digests = self.digests
 
     def _note_rows(self) -> Iterator[tuple[object, ...]]:
@@ -543,7 +542,11 @@ class ChangeSet:
                     "ambiguous_link",
                     f"{fld} {target!r} matches several records",
                 )
-            elif res.path not in self.entries or not self.entries[res.path].eligible:
+            elif (
+                res.path is None
+                or res.path not in self.entries
+                or not self.entries[res.path].eligible
+            ):
                 add(
                     lines.get(fld),
                     fld,
@@ -564,7 +567,7 @@ class ChangeSet:
     def _in_cycle(self, path: str) -> bool:
         seen = {path}
         current = self.entries[path]
-        for _ in range(len(self.entries) + 1):
+        for _ in range(len(self.rec.entries) + len(self.notes) + 1):
             res = current.resolved.get(("superseded_by", 0))
             if res is None or res.path is None:
                 return False
@@ -583,6 +586,62 @@ class ChangeSet:
             "SELECT lines FROM notes WHERE path = ?", (path,)
         ).fetchone()
         return json.loads(row[0]) if row else {}
+
+
+_GONE = object()
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Overlay(MutableMapping[K, V]):
+    """Changes to a dict kept apart from it until `apply()` writes them into it."""
+
+    def __init__(self, base: dict[K, V]) -> None:
+        self.base = base
+        self.changes: dict[K, object] = {}  # a value, or _GONE for a deleted key
+
+    def get(self, key: K, default: V | None = None) -> V | None:  # type: ignore[override]
+        if key in self.changes:
+            value = self.changes[key]
+            return default if value is _GONE else value  # type: ignore[return-value]
+        return self.base.get(key, default)
+
+    def __getitem__(self, key: K) -> V:
+        if key in self.changes:
+            value = self.changes[key]
+            if value is _GONE:
+                raise KeyError(key)
+            return value  # type: ignore[return-value]
+        return self.base[key]
+
+    def __contains__(self, key: object) -> bool:
+        if key in self.changes:
+            return self.changes[key] is not _GONE
+        return key in self.base
+
+    def __setitem__(self, key: K, value: V) -> None:
+        self.changes[key] = value
+
+    def __delitem__(self, key: K) -> None:
+        if key not in self:
+            raise KeyError(key)
+        self.changes[key] = _GONE
+
+    def __iter__(self) -> Iterator[K]:
+        yield from (k for k in self.base if k not in self.changes)
+        yield from (k for k, v in self.changes.items() if v is not _GONE)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def apply(self) -> None:
+        """Write the changes into the base dict."""
+        for key, value in self.changes.items():
+            if value is _GONE:
+                self.base.pop(key, None)
+            else:
+                self.base[key] = value  # type: ignore[assignment]
+        self.changes = {}
 
 
 def _json(value: object) -> str:
