@@ -99,8 +99,8 @@ def _reconcile(args: argparse.Namespace) -> int:
     services = _open(settings, progress)
     try:
         with services.store.read(scope_of=settings.config.scope_of) as reader:
-            counts = reader.counts(_all_scopes(reader, settings))
-            issues = reader.issues(_all_scopes(reader, settings))
+            counts = reader.counts(settings.config.all_scopes())
+            issues = reader.issues(settings.config.all_scopes())
         if show:
             print(file=sys.stderr)
         print(
@@ -117,7 +117,7 @@ def _check(args: argparse.Namespace) -> int:
     services = _open(settings, None)
     try:
         with services.store.read(scope_of=settings.config.scope_of) as reader:
-            scopes = _all_scopes(reader, settings)
+            scopes = settings.config.all_scopes()
             counts = reader.counts(scopes)
             issues = reader.issues(scopes)
     finally:
@@ -184,13 +184,6 @@ def _fingerprint() -> str:
     from temporal import FINGERPRINT
 
     return FINGERPRINT
-
-
-def _all_scopes(reader: object, settings: Settings) -> list[str]:
-    from temporal import Reader
-
-    assert isinstance(reader, Reader)
-    return sorted({"default", *settings.config.scopes, *reader.scopes()})
 
 
 if __name__ == "__main__":

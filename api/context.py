@@ -45,8 +45,7 @@ class Context:
 
     def readable(self, scope: str | None = None) -> list[str]:
         """The scopes this request reads: all it may, or the one asked for."""
-        reader = self.reader()
-        allowed = readable_scopes(reader, self.services, self.scopes)
+        allowed = readable_scopes(self.services, self.scopes)
         if scope is None:
             return allowed
         if scope not in allowed:
@@ -82,13 +81,10 @@ class Context:
 Info = strawberry.Info[Context, None]
 
 
-def readable_scopes(
-    reader: temporal.Reader, services: Services, granted: tuple[str, ...] | None
-) -> list[str]:
-    """Every scope there is (configured or holding notes), or those a token grants."""
-    known = {"default", *services.settings.config.scopes, *reader.scopes()}
+def readable_scopes(services: Services, granted: tuple[str, ...] | None) -> list[str]:
+    """Every scope there is (configured, and `default`), or those a token grants."""
     if granted is None:
-        return sorted(known)
+        return services.settings.config.all_scopes()
     return sorted(set(granted))
 
 

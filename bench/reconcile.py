@@ -16,6 +16,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -23,8 +24,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import floors
 import generate
+from starlette.testclient import TestClient
 
 import temporal
+from api.app import create_app
+from api.settings import Settings
 from api.watcher import Watcher
 
 
@@ -67,9 +71,23 @@ def measure(notes: int, runs: int) -> dict[str, object]:
         out["no_change_watched_check_s"] = _median(lambda: watcher.drain(), runs * 20)
         watcher.close()
         out["changed_path"] = rel
-        out["peak_rss_mb"] = floors.peak_rss_mb()
         store.close()
+        out.update(_through_the_api(vault, db, edit, runs))
+        out["peak_rss_mb"] = floors.peak_rss_mb()
         return out
+
+
+def _through_the_api(
+    vault: Path, db: Path, edit: Callable[[], None], runs: int
+) -> dict[str, float]:
+    """In-process GraphQL, watcher on: an unchanged-vault query, and edit-then-query."""
+    settings = Settings.build(vault=vault, state=db, watch=True)
+    query = {"query": "{ records(first: 1) { total meta { snapshot } } }"}
+    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
+        client.post("/graphql", json=query)
+        unchanged = _median(lambda: client.post("/graphql", json=query), runs * 4)
+        edited = _median(lambda: client.post("/graphql", json=query), runs, before=edit)
+    return {"api_query_unchanged_s": unchanged, "api_edit_then_query_s": edited}
 
 
 def same_rows_insert_floor(source: Path, target: Path) -> float:

@@ -50,6 +50,10 @@ class VaultConfig:
                 best, best_len = name, len(prefix)
         return best
 
+    def all_scopes(self) -> list[str]:
+        """Every scope a note can be in: the configured ones and `default`."""
+        return sorted({"default", *self.scopes})
+
     def fingerprint(self, base: str) -> str:
         """`base` combined with the scopes and type aliases."""
         blob = json.dumps([base, sorted(self.scopes.items()), sorted(self.type_aliases.items())])

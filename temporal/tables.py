@@ -18,7 +18,7 @@ __all__ = [
     "PROJECTION_TABLES",
 ]
 
-FINGERPRINT = "almanac-state-6"
+FINGERPRINT = "almanac-state-8"
 
 PROJECTION_TABLES = ("files", "notes", "dates", "targets", "names", "issues", "meta")
 
@@ -84,7 +84,10 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 PROJECTION_INDEXES = (
     "CREATE INDEX notes_id ON notes (id, eligible)",
     "CREATE INDEX notes_slug ON notes (slug)",
-    "CREATE INDEX notes_type ON notes (eligible, type, id)",
+    # Covering indexes of the inventory: its counts and pages never read the note bodies.
+    "CREATE INDEX notes_live ON notes (eligible, lifecycle, scope, id)",
+    "CREATE INDEX notes_type ON notes (eligible, type, lifecycle, scope, id)",
+    "CREATE INDEX notes_kind ON notes (eligible, scope, kind, type)",
     "CREATE UNIQUE INDEX dates_path ON dates (path, field)",
     "CREATE INDEX dates_field_start ON dates (field, start)",
     "CREATE UNIQUE INDEX targets_path ON targets (path, field, ord)",
