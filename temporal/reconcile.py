@@ -350,7 +350,7 @@ class Reconciler:
             entry = Entry(path, note_id, scope, kind, bool(valid), lifecycle, revision, None, ())
             entry.eligible = bool(eligible)
             self.entries[path] = entry
-            if valid:
+            if valid and lifecycle != "withdrawn":  # as ChangeSet.run indexes them
                 names = [title, *json.loads(aliases)]
                 self.names.add(path, id=note_id, slug=slug, scope=scope, names=names)
         for path, start in conn.execute(
