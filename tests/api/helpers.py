@@ -11,6 +11,17 @@ SUPERSEDED = "decisions/atlas-storage-postgis"
 REPLACEMENT = "decisions/atlas-storage-duckdb-spatial"
 WITHDRAWN = "claims/open-geo-relicensing"
 SAMS = ["people/samantha-reyes", "people/samuel-okafor"]
+# Every extensions.code a response may carry: the contract's and the two document errors.
+DOCUMENTED = {
+    "BAD_USER_INPUT",
+    "UNAUTHENTICATED",
+    "FORBIDDEN",
+    "NOT_FOUND",
+    "SNAPSHOT_CHANGED",
+    "INDEX_UNAVAILABLE",
+    "QUERY_TOO_COMPLEX",
+    "GRAPHQL_VALIDATION_FAILED",
+}
 
 
 def post(

@@ -14,18 +14,8 @@ from starlette.testclient import TestClient
 
 from api.app import create_app
 from api.settings import Settings
-from tests.api.helpers import codes, gql, post
+from tests.api.helpers import DOCUMENTED, codes, gql, post
 
-DOCUMENTED = {
-    "BAD_USER_INPUT",
-    "UNAUTHENTICATED",
-    "FORBIDDEN",
-    "NOT_FOUND",
-    "SNAPSHOT_CHANGED",
-    "INDEX_UNAVAILABLE",
-    "QUERY_TOO_COMPLEX",
-    "GRAPHQL_VALIDATION_FAILED",
-}
 READER_TOKEN = "reader-token-0123456789"
 ADMIN_TOKEN = "admin-token-9876543210"
 JSON = {"content-type": "application/json"}

@@ -20,17 +20,7 @@ from starlette.applications import Starlette
 
 from api.app import create_app
 from api.settings import Settings
-
-DOCUMENTED = {
-    "BAD_USER_INPUT",
-    "UNAUTHENTICATED",
-    "FORBIDDEN",
-    "NOT_FOUND",
-    "SNAPSHOT_CHANGED",
-    "INDEX_UNAVAILABLE",
-    "QUERY_TOO_COMPLEX",
-    "GRAPHQL_VALIDATION_FAILED",
-}
+from tests.api.helpers import DOCUMENTED
 
 
 def no_server_error(ctx: Any, response: Any, case: Any) -> None:
