@@ -52,9 +52,18 @@ class NameIndex:
         self._slug: dict[str, str] = {}
         self._keys: dict[str, tuple[str, tuple[str, ...]]] = {}
 
-    def add(self, path: str, *, id: str, slug: str, scope: str, names: Iterable[str]) -> None:
-        """Index one usable note."""
-        norms = tuple(sorted({key for n in names if (key := normalize_name(n))}))
+    def add(
+        self,
+        path: str,
+        *,
+        id: str,
+        slug: str,
+        scope: str,
+        names: Iterable[str],
+        norms: Iterable[str] = (),
+    ) -> None:
+        """Index one usable note, by its titles and aliases (`names`) or their normalised keys."""
+        norms = tuple(sorted({*norms, *(key for n in names if (key := normalize_name(n)))}))
         self.scope[path] = scope
         self._slug[path] = slug
         self._keys[path] = (id, norms)

@@ -330,29 +330,22 @@ class Reconciler:
         for path, size, mtime_ns, ino, revision in conn.execute("SELECT * FROM files"):
             self.keys[path] = (size, mtime_ns, ino)
             self.revisions[path] = revision
-        for row in conn.execute(
-            "SELECT path, id, scope, kind, valid, lifecycle, revision, eligible, slug, title,"
-            " aliases FROM notes"
+        # The normalised titles and aliases are stored: no need to normalise them again.
+        norms: dict[str, list[str]] = {}
+        for path, key in conn.execute("SELECT path, key FROM names"):
+            norms.setdefault(path, []).append(key)
+        query = (
+            "SELECT path, id, scope, kind, valid, lifecycle, revision, eligible, slug FROM notes"
+        )
+        for path, note_id, scope, kind, valid, lifecycle, revision, eligible, slug in conn.execute(
+            query
         ):
-            (
-                path,
-                note_id,
-                scope,
-                kind,
-                valid,
-                lifecycle,
-                revision,
-                eligible,
-                slug,
-                title,
-                aliases,
-            ) = row
             entry = Entry(path, note_id, scope, kind, bool(valid), lifecycle, revision, None, ())
             entry.eligible = bool(eligible)
             self.entries[path] = entry
             if valid and lifecycle != "withdrawn":  # as ChangeSet.run indexes them
-                names = [title, *json.loads(aliases)]
-                self.names.add(path, id=note_id, slug=slug, scope=scope, names=names)
+                keys = norms.get(path, ())
+                self.names.add(path, id=note_id, slug=slug, scope=scope, names=(), norms=keys)
         for path, start in conn.execute(
             "SELECT path, start FROM dates WHERE field = 'reinstated_at'"
         ):
