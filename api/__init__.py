@@ -1,0 +1,10 @@
+"""The HTTP/GraphQL service, its settings and the `almanac` command."""
+
+from __future__ import annotations
+
+from api.app import app_from_env, create_app
+from api.cli import main
+from api.schema import build_schema
+from api.settings import Limits, Settings
+
+__all__ = ["Limits", "Settings", "app_from_env", "build_schema", "create_app", "main"]

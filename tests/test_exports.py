@@ -5,7 +5,7 @@ import inspect
 
 import pytest
 
-PACKAGES = ["vault", "temporal", "graph"]
+PACKAGES = ["vault", "temporal", "graph", "api"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)
