@@ -98,7 +98,7 @@ def _reconcile(args: argparse.Namespace) -> int:
 
     services = _open(settings, progress)
     try:
-        with services.store.read(scope_of=settings.config.scope_of) as reader:
+        with services.store.read() as reader:
             counts = reader.counts(settings.config.all_scopes())
             issues = reader.issues(settings.config.all_scopes())
         if show:
@@ -116,7 +116,7 @@ def _check(args: argparse.Namespace) -> int:
     settings = _settings(args)
     services = _open(settings, None)
     try:
-        with services.store.read(scope_of=settings.config.scope_of) as reader:
+        with services.store.read() as reader:
             scopes = settings.config.all_scopes()
             counts = reader.counts(scopes)
             issues = reader.issues(scopes)

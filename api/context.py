@@ -36,10 +36,8 @@ class Context:
     def reader(self) -> temporal.Reader:
         """The request's read transaction, opened on first use."""
         if self._reader is None:
-            store = self.services.store
-            scope_of = self.services.settings.config.scope_of
             self._reader = self._stack.enter_context(
-                store.read(scope_of=scope_of, deadline=self.deadline)
+                self.services.store.read(deadline=self.deadline)
             )
         return self._reader
 
@@ -54,7 +52,8 @@ class Context:
 
     def meta(self, scopes: Sequence[str], degraded: Sequence[str] = ()) -> ResultMeta:
         """The `meta` block of a result over `scopes`."""
-        issues = self.reader().issues(scopes)
+        reader = self.reader()
+        count = reader.issue_count(scopes)
         fresh = self.services.freshness
         return ResultMeta(
             snapshot=self.snapshot(scopes),
@@ -63,7 +62,11 @@ class Context:
                 scanned_at=temporal.format_instant(fresh.scanned_at or self.now_us),
                 indexed_at=temporal.format_instant(fresh.indexed_at or self.now_us),
             ),
-            coverage=Coverage(complete=not issues, issue_count=len(issues), _issues=issues),
+            coverage=Coverage(
+                complete=not count,
+                issue_count=count,
+                _issues=lambda first: reader.issues(scopes, limit=first),
+            ),
             degraded=sorted({*degraded, *self.degraded}),
         )
 

@@ -400,6 +400,7 @@ class ChangeSet:
         removed = [(p,) for p, _ in self._undo]
         for table in ("notes", "dates", "names"):
             conn.executemany(f"DELETE FROM {table} WHERE path = ?", removed)
+        scope_of = self.rec.config.scope_of
         conn.executemany("DELETE FROM issues WHERE path = ? AND origin = 'file'", removed)
         rewrite = [(p,) for p in sorted(set(self.rows) | {p for p, _ in self._undo})]
         conn.executemany("DELETE FROM targets WHERE path = ?", rewrite)
@@ -413,9 +414,9 @@ class ChangeSet:
             [row for p in sorted(self.rows) for row in self.rows[p]],
         )
         conn.executemany(
-            "INSERT INTO issues VALUES (?, ?, ?, ?, ?, ?, 'file')",
+            "INSERT INTO issues VALUES (?, ?, ?, ?, ?, ?, 'file', ?)",
             [
-                (i.path, i.line, i.field, i.code, i.message, i.record_id)
+                (i.path, i.line, i.field, i.code, i.message, i.record_id, scope_of(i.path))
                 for p in sorted(self.file_issues)
                 for i in self.file_issues[p]
             ],
@@ -426,8 +427,8 @@ class ChangeSet:
             [(int(self.entries[p].eligible), p) for p in derived_paths if p not in self.notes],
         )
         conn.executemany(
-            "INSERT INTO issues VALUES (?, ?, ?, ?, ?, ?, 'derived')",
-            [row for p in derived_paths for row in self._derived_issues(p)],
+            "INSERT INTO issues VALUES (?, ?, ?, ?, ?, ?, 'derived', ?)",
+            [(*row, scope_of(p)) for p in derived_paths for row in self._derived_issues(p)],
         )
         conn.executemany("INSERT OR IGNORE INTO seen VALUES (?, ?)", self.seen)
         conn.executemany(

@@ -285,6 +285,7 @@ class Reconciler:
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
                 [(p, *s) for p, s in new_stats.items() if s is not None],
             )
+            scope_of = self.config.scope_of
             if scan_issues is not None:
                 if paths is None:
                     conn.execute("DELETE FROM issues WHERE origin = 'scan'")
@@ -294,9 +295,9 @@ class Reconciler:
                         [(p,) for p in paths],
                     )
                 conn.executemany(
-                    "INSERT INTO issues VALUES (?, ?, ?, ?, ?, ?, 'scan')",
+                    "INSERT INTO issues VALUES (?, ?, ?, ?, ?, ?, 'scan', ?)",
                     [
-                        (i.path, i.line, i.field, i.code, i.message, i.record_id)
+                        (i.path, i.line, i.field, i.code, i.message, i.record_id, scope_of(i.path))
                         for i in scan_issues
                     ],
                 )

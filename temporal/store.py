@@ -6,7 +6,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,9 +139,7 @@ class Store:
             conn.execute(statement)
 
     @contextlib.contextmanager
-    def read(
-        self, *, scope_of: Callable[[str], str], deadline: float | None = None
-    ) -> Iterator[Reader]:
+    def read(self, *, deadline: float | None = None) -> Iterator[Reader]:
         """One read transaction: every query inside sees the same committed snapshot."""
         with self._lock:
             conn = self._readers.pop() if self._readers else _connect(self.path)
@@ -149,7 +147,7 @@ class Store:
             conn.execute("BEGIN")
             if deadline is not None:
                 conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
-            yield Reader(conn, self.fingerprint, scope_of)
+            yield Reader(conn, self.fingerprint)
         except sqlite3.OperationalError as exc:
             if "interrupted" in str(exc):
                 raise QueryTooComplex("The query ran past its time limit") from exc
@@ -186,10 +184,9 @@ class Store:
 class Reader:
     """Queries over one read transaction; returns dataclasses, never rows."""
 
-    def __init__(self, conn: sqlite3.Connection, fingerprint: str, scope_of: Callable[[str], str]):
+    def __init__(self, conn: sqlite3.Connection, fingerprint: str) -> None:
         self.conn = conn
         self.fingerprint = fingerprint
-        self.scope_of = scope_of
 
     def _run(self, sql: str, params: Sequence[object] = ()) -> sqlite3.Cursor:
         try:
@@ -262,14 +259,20 @@ class Reader:
             total, tuple(Count(k, c) for k, c in kinds), tuple(Count(k, c) for k, c in types)
         )
 
-    def issues(self, scopes: Sequence[str]) -> list[Issue]:
-        """Every validation issue of the readable scopes, ordered by path, line and code."""
-        chosen = set(scopes)
+    def issue_count(self, scopes: Sequence[str]) -> int:
+        """How many validation issues the readable scopes have."""
+        sql = f"SELECT count(*) FROM issues WHERE scope IN ({_marks(scopes)})"
+        return int(self._run(sql, scopes).fetchone()[0])
+
+    def issues(self, scopes: Sequence[str], *, limit: int = -1) -> list[Issue]:
+        """Validation issues of the readable scopes, ordered by path, line and code."""
         rows = self._run(
             "SELECT path, line, field, code, message, record_id FROM issues"
-            " ORDER BY path, coalesce(line, 0), code, message"
+            f" WHERE scope IN ({_marks(scopes)})"
+            " ORDER BY path, coalesce(line, 0), code, message LIMIT ?",
+            [*scopes, limit],
         )
-        return [Issue(*row) for row in rows if self.scope_of(row[0]) in chosen]
+        return [Issue(*row) for row in rows]
 
     def _filter(self, flt: RecordFilter, scopes: Sequence[str]) -> tuple[str, list[object]]:
         chosen = [s for s in scopes if flt.scope is None or s == flt.scope]

@@ -18,7 +18,7 @@ __all__ = [
     "PROJECTION_TABLES",
 ]
 
-FINGERPRINT = "almanac-state-8"
+FINGERPRINT = "almanac-state-9"
 
 PROJECTION_TABLES = ("files", "notes", "dates", "targets", "names", "issues", "meta")
 
@@ -75,7 +75,7 @@ WHERE n.kind = 'relationship' AND n.valid = 1;
 CREATE TABLE names (path TEXT NOT NULL, key TEXT NOT NULL, source TEXT NOT NULL);
 CREATE TABLE issues (
     path TEXT NOT NULL, line INTEGER, field TEXT, code TEXT NOT NULL, message TEXT NOT NULL,
-    record_id TEXT, origin TEXT NOT NULL
+    record_id TEXT, origin TEXT NOT NULL, scope TEXT NOT NULL
 );
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """
@@ -96,6 +96,7 @@ PROJECTION_INDEXES = (
     "CREATE INDEX names_key ON names (key)",
     "CREATE INDEX names_path ON names (path)",
     "CREATE INDEX issues_path ON issues (path, origin)",
+    "CREATE INDEX issues_scope ON issues (scope, path, line)",
 )
 
 MIGRATIONS = sqlite_utils.Migrations("almanac")

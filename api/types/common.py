@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Self
 
 import strawberry
@@ -74,12 +75,13 @@ class Freshness:
 class Coverage:
     complete: bool
     issue_count: int
-    _issues: strawberry.Private[list[vault.Issue]]
+    # Read only when asked for, inside the request's read transaction.
+    _issues: strawberry.Private[Callable[[int], list[vault.Issue]]]
 
     @strawberry.field
     def issues(self, first: int | None = 20) -> list[ValidationIssue]:
         size = page_size(20 if first is None else first, name="first", limit=1000)
-        return [ValidationIssue.from_domain(i) for i in self._issues[:size]]
+        return [ValidationIssue.from_domain(i) for i in self._issues(size)]
 
 
 @strawberry.type

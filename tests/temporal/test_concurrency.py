@@ -118,7 +118,7 @@ def observe(reader: temporal.Reader, size: int) -> str:
 
 
 def read_once(store: temporal.Store, size: int) -> str:
-    with store.read(scope_of=CONFIG.scope_of) as reader:
+    with store.read() as reader:
         return observe(reader, size)
 
 
@@ -233,12 +233,12 @@ try:
             if reads % 25 == 24:  # now and then a fresh Store, as a CLI run would open
                 other = temporal.Store.open(db)
                 try:
-                    with other.read(scope_of=CONFIG.scope_of) as reader:
+                    with other.read() as reader:
                         seen.add(observe(reader, size))
                 finally:
                     other.close()
             else:
-                with store.read(scope_of=CONFIG.scope_of) as reader:
+                with store.read() as reader:
                     seen.add(observe(reader, size))
         except BaseException as exc:
             errors.append(f"{type(exc).__name__}: {exc}")

@@ -518,7 +518,7 @@ def run_case(base: Path, case: Case) -> dict[str, Any]:
     try:
         config = temporal.VaultConfig()
         temporal.Reconciler(store, vault_dir, config).reconcile(now_us=NOW_US)
-        with store.read(scope_of=config.scope_of) as reader:
+        with store.read() as reader:
             records, total = reader.records(
                 RecordFilter(lifecycle=LifecycleFilter.ALL), ["default"], first=1000, after=None
             )

@@ -527,7 +527,7 @@ def test_duplicate_id_in_another_scope_leaves_the_scope_unchanged(
         before = session.reconciler.snapshot(["team"])
         session.step({"private/acquisition-target-acme.md": "---\nid: roadmap\n---\n"}, mode)
         assert session.reconciler.snapshot(["team"]) == before
-        with session.store.read(scope_of=config.scope_of) as reader:
+        with session.store.read() as reader:
             record = reader.record("roadmap", ["team"])
             assert record is not None and record.title == "Team roadmap"
             assert reader.issues(["team"]) == []
@@ -548,7 +548,7 @@ def test_withdrawn_namesake_leaves_links_to_the_name_unambiguous(
             ("link", "acme.md", "resolved"),
         ]
         assert session.rows("SELECT code FROM issues") == []
-        with session.store.read(scope_of=session.config.scope_of) as reader:
+        with session.store.read() as reader:
             found = reader.lookup("Acme Corp", ["default"], temporal.normalize_name("Acme Corp"))
             assert [ref.id for ref in found] == ["acme"]
 
