@@ -141,3 +141,28 @@ def test_state_inside_the_vault_is_refused(
     code = main(["check", "--vault", str(demo_vault), "--state", str(demo_vault / "s.db")])
     assert code == 2
     assert "outside the vault" in capsys.readouterr().err
+
+
+def test_app_from_env_reads_almanac_variables(
+    demo_vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from starlette.testclient import TestClient
+
+    from api import app_from_env
+
+    monkeypatch.setenv("ALMANAC_VAULT", str(demo_vault))
+    monkeypatch.setenv("ALMANAC_STATE", str(tmp_path / "s.db"))
+    monkeypatch.setenv("ALMANAC_WATCH", "0")
+    with TestClient(app_from_env()) as client:
+        assert client.get("/healthz").json() == {"status": "ok"}
+        body = client.post("/graphql", json={"query": "{ status { recordCount } }"}).json()
+    assert body == {"data": {"status": {"recordCount": DEMO_RECORDS}}}
+
+
+def test_app_from_env_names_a_bad_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from api import app_from_env
+    from vault import StartupError
+
+    monkeypatch.setenv("ALMANAC_WATCH", "maybe")
+    with pytest.raises(StartupError, match="ALMANAC_WATCH"):
+        app_from_env()
