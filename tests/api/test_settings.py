@@ -1,0 +1,73 @@
+"""The TOML configuration: scopes, type aliases, limits, tokens."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from api import Settings, create_app
+from vault import StartupError
+
+
+def write_config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "almanac.toml"
+    path.write_text(text)
+    return path
+
+
+def test_type_aliases_are_expanded_before_filtering(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "ada.md").write_text("---\ntype: people\n---\n# Ada\n")
+    config = write_config(tmp_path, '[type_aliases]\npeople = "person"\n')
+    settings = Settings.build(vault=vault, state=tmp_path / "s.db", config=config, watch=False)
+    with TestClient(create_app(settings)) as client:
+        query = '{ records(filter: {type: "person"}) { total nodes { id type } } }'
+        body = client.post("/graphql", json={"query": query}).json()
+    assert body["data"]["records"] == {"total": 1, "nodes": [{"id": "ada", "type": "person"}]}
+
+
+def test_a_token_read_from_the_environment_grants_its_scopes(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    (vault / "team").mkdir(parents=True)
+    (vault / "team" / "a.md").write_text("# A\n")
+    (vault / "b.md").write_text("# B\n")
+    config = write_config(
+        tmp_path,
+        '[scopes]\nteam = "team/"\n\n[[tokens]]\nenv = "TEAM_TOKEN"\nscopes = ["team"]\n',
+    )
+    environ = {"TEAM_TOKEN": "s3cret-team"}
+    settings = Settings.build(
+        vault=vault, state=tmp_path / "s.db", config=config, watch=False, environ=environ
+    )
+    assert settings.tokens == {hashlib.sha256(b"s3cret-team").hexdigest(): ("team",)}
+    with TestClient(create_app(settings)) as client:
+        query = {"query": "{ status { recordCount scopes } }"}
+        denied = client.post("/graphql", json=query)
+        allowed = client.post(
+            "/graphql", json=query, headers={"authorization": "Bearer s3cret-team"}
+        )
+    assert denied.status_code == 401
+    assert allowed.json()["data"]["status"] == {"recordCount": 1, "scopes": ["team"]}
+
+
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        ("[scopes\n", "unusable"),
+        ("[scopes]\nteam = 3\n", "[scopes]"),
+        ("[limits]\nmax_frobs = 3\n", "[limits]"),
+        ('[[tokens]]\nscopes = ["a"]\n', "no 'sha256'"),
+        ('[[tokens]]\nenv = "UNSET_VARIABLE"\nscopes = ["a"]\n', "no 'sha256'"),
+    ],
+    ids=["bad-toml", "scope-not-text", "unknown-limit", "token-without-secret", "env-unset"],
+)
+def test_a_bad_config_is_a_startup_error_naming_the_problem(
+    tmp_path: Path, text: str, words: str
+) -> None:
+    config = write_config(tmp_path, text)
+    with pytest.raises(StartupError, match=words.replace("[", r"\[").replace("]", r"\]")):
+        Settings.build(vault=tmp_path, state=tmp_path.parent / "s.db", config=config, environ={})
