@@ -211,15 +211,26 @@ class Reader:
     def records(
         self, flt: RecordFilter, scopes: Sequence[str], *, first: int, after: str | None
     ) -> tuple[list[Record], int]:
-        """One page of the inventory, ordered by id, and the total."""
+        """One page of the inventory, ordered by (id, scope), and the total.
+
+        Args:
+            after: The `page_key` of the last record of the previous page.
+        """
         where, params = self._filter(flt, scopes)
         total = self._run(f"SELECT count(*) FROM notes n WHERE {where}", params).fetchone()[0]
         page_where, page_params = where, list(params)
         if after is not None:
-            page_where += " AND n.id > ?"
-            page_params.append(after)
-        sql = f"SELECT n.* FROM notes n WHERE {page_where} ORDER BY n.id LIMIT ?"
+            # Ids are unique per scope: two scopes may each hold a record with one id.
+            last_id, _, last_scope = after.partition("\x00")
+            page_where += " AND (n.id > ? OR (n.id = ? AND n.scope > ?))"
+            page_params += [last_id, last_id, last_scope]
+        sql = f"SELECT n.* FROM notes n WHERE {page_where} ORDER BY n.id, n.scope LIMIT ?"
         return self._records(sql, [*page_params, first]), total
+
+    @staticmethod
+    def page_key(record: Record) -> str:
+        """Where a page of `records` ended, for the next page's `after`."""
+        return f"{record.id}\x00{record.scope}"
 
     def refs(self, ids: Iterable[str], scopes: Sequence[str]) -> dict[str, RecordRef]:
         """Compact identities of the eligible records among `ids`."""

@@ -60,7 +60,7 @@ def records(
     found, total = context.reader().records(domain, scopes, first=size + 1, after=key)
     page = found[:size]
     more = len(found) > size
-    end = encode_cursor(snapshot, page[-1].id) if page else None
+    end = encode_cursor(snapshot, context.reader().page_key(page[-1])) if page else None
     return RecordConnection(
         nodes=[Record.from_domain(r) for r in page],
         total=total,

@@ -71,3 +71,26 @@ def test_a_bad_config_is_a_startup_error_naming_the_problem(
     config = write_config(tmp_path, text)
     with pytest.raises(StartupError, match=words.replace("[", r"\[").replace("]", r"\]")):
         Settings.build(vault=tmp_path, state=tmp_path.parent / "s.db", config=config, environ={})
+
+
+def test_pages_walk_records_that_share_an_id_across_scopes(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    for folder in ("team", "ops"):
+        (vault / folder).mkdir(parents=True)
+        (vault / folder / "plan.md").write_text(f"---\nid: plan\n---\n# {folder} plan\n")
+    config = write_config(tmp_path, '[scopes]\nteam = "team/"\nops = "ops/"\n')
+    settings = Settings.build(vault=vault, state=tmp_path / "s.db", config=config, watch=False)
+    query = """query($after: String) { records(first: 1, after: $after) {
+        total nodes { id scope } pageInfo { hasNextPage endCursor } } }"""
+    seen = []
+    with TestClient(create_app(settings)) as client:
+        after = None
+        for _ in range(3):
+            body = client.post("/graphql", json={"query": query, "variables": {"after": after}})
+            page = body.json()["data"]["records"]
+            seen += [(n["id"], n["scope"]) for n in page["nodes"]]
+            if not page["pageInfo"]["hasNextPage"]:
+                break
+            after = page["pageInfo"]["endCursor"]
+    assert page["total"] == 2
+    assert seen == [("plan", "ops"), ("plan", "team")]
