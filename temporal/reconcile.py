@@ -17,8 +17,10 @@ import contextlib
 import gc
 import hashlib
 import json
+import multiprocessing
 import os
 from collections.abc import Callable, Collection, Iterable, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -32,6 +34,7 @@ __all__ = ["ReconcileResult", "Reconciler", "VaultConfig"]
 
 _SENTINEL_HOOK = "ALMANAC_CRASH_AT"
 _BULK = 2000  # parsed notes above which a reconcile rebuilds the secondary indexes once
+_PARALLEL = 20_000  # files to read above which a second process parses half of them
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +96,7 @@ class Reconciler:
         self.guards: dict[str, Guard] = {}
         self.digests: dict[str, int] = {}
         self.scan_issues: list[Issue] = []
+        self.parallel_from = _PARALLEL
         self._data_version = 0
         gc_was = gc.isenabled()
         gc.disable()  # loading makes millions of long-lived objects: nothing for the collector
@@ -166,39 +170,38 @@ class Reconciler:
         todo.sort()
         changes: dict[str, ParsedNote | None] = {}
         new_stats: dict[str, tuple[int, int, int, str] | None] = {}
-        checked = read = 0
-        for done, path in enumerate(todo, 1):
-            checked += 1
-            file = files.get(path)
-            if file is None:
+        present = [files[p] for p in todo if p in files]
+        for path in todo:
+            if path not in files:
                 changes[path] = None
                 new_stats[path] = None
-                continue
-            read += 1
-            content = vault.read_bytes(file)
-            if isinstance(content, Issue):
-                if not os.path.lexists(file.fspath):
+        known = {f.path: self.revisions[f.path] for f in present if f.path in self.revisions}
+        aliases = dict(self.config.type_aliases)
+        if len(present) >= self.parallel_from:
+            # Two cores: a second process reads and parses the first half meanwhile.
+            half = len(present) // 2
+            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+                other = pool.submit(read_and_parse, present[:half], known, aliases)
+                mine = read_and_parse(present[half:], known, aliases, progress=progress)
+                outcomes = other.result() + mine
+        else:
+            outcomes = read_and_parse(present, known, aliases, progress=progress)
+        for path, stat, parsed, issue in outcomes:
+            if issue is not None:
+                if not os.path.lexists(files[path].fspath):
                     changes[path] = None  # deleted between the scan and the read
                     new_stats[path] = None
                 else:
                     # Keep what was read before (if anything) and say why; no stat is
                     # recorded, so the next reconcile tries again.
-                    scan_issues.append(content)
-            elif self.revisions.get(path) == content.sha256:
-                new_stats[path] = (content.size, content.mtime_ns, content.ino, content.sha256)
-            else:
-                changes[path] = vault.parse_note(
-                    path,
-                    content.data,
-                    revision=content.sha256,
-                    type_aliases=self.config.type_aliases,
-                )
-                new_stats[path] = (content.size, content.mtime_ns, content.ino, content.sha256)
-            if progress is not None and done % 500 == 0:
-                progress(done, len(todo))
+                    scan_issues.append(issue)
+                continue
+            new_stats[path] = stat
+            if parsed is not None:
+                changes[path] = parsed
         if progress is not None:
             progress(len(todo), len(todo))
-        return self._apply(changes, new_stats, scan_issues, paths, now_us, checked, read)
+        return self._apply(changes, new_stats, scan_issues, paths, now_us, len(todo), len(present))
 
     def snapshot(self, scopes: Iterable[str] | None = None) -> str:
         """The snapshot id of the given scopes (all when None)."""
@@ -385,6 +388,36 @@ class Reconciler:
         row = conn.execute("SELECT value FROM meta WHERE key = 'digests'").fetchone()
         if row:
             self.digests = {k: int(v, 16) for k, v in json.loads(row[0]).items()}
+
+
+def read_and_parse(
+    files: list[NoteFile],
+    known: Mapping[str, str],
+    type_aliases: Mapping[str, str],
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[tuple[str, tuple[int, int, int, str] | None, ParsedNote | None, Issue | None]]:
+    """Read each file and parse it unless its bytes hash to the `known` revision.
+
+    Returns, per file: its path, (size, mtime_ns, inode, sha256), the parsed note (None when
+    unchanged) and the read issue (then nothing else). Runs in a second process too.
+    """
+    out: list[tuple[str, tuple[int, int, int, str] | None, ParsedNote | None, Issue | None]] = []
+    for done, file in enumerate(files, 1):
+        content = vault.read_bytes(file)
+        if isinstance(content, Issue):
+            out.append((file.path, None, None, content))
+            continue
+        stat = (content.size, content.mtime_ns, content.ino, content.sha256)
+        parsed = None
+        if known.get(file.path) != content.sha256:
+            parsed = vault.parse_note(
+                file.path, content.data, revision=content.sha256, type_aliases=type_aliases
+            )
+        out.append((file.path, stat, parsed, None))
+        if progress is not None and done % 500 == 0:
+            progress(done, len(files))
+    return out
 
 
 class _OtherWriter(Exception):

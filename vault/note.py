@@ -6,7 +6,6 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
@@ -74,6 +73,8 @@ class Note:
     Dates, zones and recurrence are kept as the text written (`dates`,
     `timezone`, `recurrence`, `exdates`, `rdates`); `temporal` reads them.
     References (`refs`, `entities`) hold the target text with any `[[ ]]` removed.
+    The mappings are plain dicts, never changed after parsing, so a note can be pickled
+    (a cold reconcile parses in a second process).
     """
 
     path: str
@@ -88,7 +89,7 @@ class Note:
     aliases: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()
-    refs: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    refs: Mapping[str, str] = field(default_factory=dict)
     relation: str | None = None
     weight: float | None = None
     source_event: bool = False
@@ -96,11 +97,11 @@ class Note:
     state: str | None = None
     timezone: str | None = None
     recurrence: str | None = None
-    dates: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    dates: Mapping[str, str] = field(default_factory=dict)
     exdates: tuple[str, ...] = ()
     rdates: tuple[str, ...] = ()
-    lines: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
-    extra: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+    lines: Mapping[str, int] = field(default_factory=dict)
+    extra: Mapping[str, object] = field(default_factory=dict)
     links: tuple[Link, ...] = ()
     valid: bool = True
 
@@ -261,7 +262,7 @@ class _Builder:
             aliases=self._list("aliases"),
             tags=self._list("tags"),
             entities=tuple(_strip_wiki(e) for e in self._list("entities")),
-            refs=MappingProxyType(refs),
+            refs=refs,
             relation=relation,
             weight=self._weight(),
             source_event=self._bool("source_event"),
@@ -269,11 +270,11 @@ class _Builder:
             state=self._choice("state", _STATES),
             timezone=self._text("timezone"),
             recurrence=self._text("recurrence"),
-            dates=MappingProxyType(dates),
+            dates=dates,
             exdates=self._list("exdates"),
             rdates=self._list("rdates"),
-            lines=MappingProxyType(dict(self.lines)),
-            extra=MappingProxyType(extra),
+            lines=dict(self.lines),
+            extra=extra,
             links=extract_links(self.body, first_line=self.body_line, note_path=self.path),
             valid=self.valid,
         )

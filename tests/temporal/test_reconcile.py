@@ -219,3 +219,22 @@ def test_kill_during_reconcile_leaves_a_consistent_database(hook: str, tmp_path:
     assert dump(db) == clean_rebuild(root, tmp_path, db)
     with sqlite3.connect(db) as conn:
         assert len(set(conn.execute("SELECT id FROM guards"))) == 300
+
+
+def test_a_large_reconcile_parses_in_a_second_process_with_the_same_result(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    write(
+        root, {f"bulk/n{i}.md": f"---\ntitle: N{i}\n---\n[[Bob]] [[N{i + 1}]]\n" for i in range(60)}
+    )
+    serial, parallel = tmp_path / "serial.db", tmp_path / "parallel.db"
+    reconcile(root, serial)
+    store = temporal.Store.open(parallel)
+    rec = temporal.Reconciler(store, root, temporal.VaultConfig())
+    rec.parallel_from = 10
+    result = rec.reconcile(now_us=NOW)
+    store.close()
+    assert result.parsed == len(NOTES) + 60
+    assert dump(parallel) == dump(serial)
