@@ -3,12 +3,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from api.services import Services, now_us
 from api.settings import Settings
-from vault import AlmanacError, StartupError
+from temporal import StatusCounts
+from vault import AlmanacError, Issue, StartupError
 
 __all__ = ["main"]
 
@@ -19,10 +20,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
-    except StartupError as exc:
-        print(f"almanac: {exc}", file=sys.stderr)
-        return 2
-    except AlmanacError as exc:
+    except AlmanacError as exc:  # StartupError included: bad settings, vault or state file
         print(f"almanac: {exc}", file=sys.stderr)
         return 2
 
@@ -96,32 +94,15 @@ def _reconcile(args: argparse.Namespace) -> int:
             bar = "#" * filled + "-" * (width - filled)
             print(f"\rreconcile [{bar}] {done}/{total}", end="", file=sys.stderr, flush=True)
 
-    services = _open(settings, progress)
-    try:
-        with services.store.read() as reader:
-            counts = reader.counts(settings.config.all_scopes())
-            issues = reader.issues(settings.config.all_scopes())
-        if show:
-            print(file=sys.stderr)
-        print(
-            f"{counts.records} records, {len(issues)} issues,"
-            f" snapshot {services.reconciler.snapshot()}"
-        )
-    finally:
-        services.close()
+    counts, issues, snapshot = _report(settings, progress)
+    if show:
+        print(file=sys.stderr)
+    print(f"{counts.records} records, {len(issues)} issues, snapshot {snapshot}")
     return 0
 
 
 def _check(args: argparse.Namespace) -> int:
-    settings = _settings(args)
-    services = _open(settings, None)
-    try:
-        with services.store.read() as reader:
-            scopes = settings.config.all_scopes()
-            counts = reader.counts(scopes)
-            issues = reader.issues(scopes)
-    finally:
-        services.close()
+    counts, issues, _ = _report(_settings(args), None)
     if args.json:
         report = {
             "records": counts.records,
@@ -171,19 +152,17 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open(settings: Settings, progress: object) -> Services:
-    from temporal import Reconciler, Store
-
-    store = Store.open(settings.db_path, fingerprint=settings.config.fingerprint(_fingerprint()))
-    services = Services(settings, store, Reconciler(store, settings.vault, settings.config))
-    services.reconciler.reconcile(now_us=now_us(), progress=progress)  # type: ignore[arg-type]
-    return services
-
-
-def _fingerprint() -> str:
-    from temporal import FINGERPRINT
-
-    return FINGERPRINT
+def _report(
+    settings: Settings, progress: Callable[[int, int], None] | None
+) -> tuple[StatusCounts, list[Issue], str]:
+    """Reconcile, then the counts, the issues and the snapshot of every scope."""
+    services = Services.open(settings, now_us=now_us(), progress=progress)
+    try:
+        scopes = settings.config.all_scopes()
+        with services.store.read() as reader:
+            return reader.counts(scopes), reader.issues(scopes), services.reconciler.snapshot()
+    finally:
+        services.close()
 
 
 if __name__ == "__main__":

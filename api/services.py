@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import anyio.to_thread
@@ -49,7 +50,13 @@ class Services:
         self.freshness = Freshness(0, 0)
 
     @classmethod
-    def open(cls, settings: Settings, *, now_us: int) -> Services:
+    def open(
+        cls,
+        settings: Settings,
+        *,
+        now_us: int,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Services:
         """Open the state database, start the watcher and reconcile once.
 
         Raises:
@@ -62,7 +69,7 @@ class Services:
                 services.watcher = Watcher(str(settings.vault))
             except OSError as exc:
                 log.warning("File watcher unavailable (%s); every query scans the vault", exc)
-        services.reconcile_now(now_us=now_us)
+        services.reconcile_now(now_us=now_us, progress=progress)
         return services
 
     def close(self) -> None:
@@ -71,12 +78,14 @@ class Services:
             self.watcher.close()
         self.store.close()
 
-    def reconcile_now(self, *, now_us: int) -> ReconcileResult:
+    def reconcile_now(
+        self, *, now_us: int, progress: Callable[[int, int], None] | None = None
+    ) -> ReconcileResult:
         """Reconcile synchronously (startup, CLI, tests)."""
         with self._thread_lock:
             try:
                 paths = self._take_changes()
-                result = self.reconciler.reconcile(now_us=now_us, paths=paths)
+                result = self.reconciler.reconcile(now_us=now_us, paths=paths, progress=progress)
             except BaseException:
                 self._rescan = True  # what the watcher said is not applied: look at everything
                 raise

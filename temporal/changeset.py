@@ -568,7 +568,7 @@ class ChangeSet:
     def _in_cycle(self, path: str) -> bool:
         seen = {path}
         current = self.entries[path]
-        for _ in range(len(self.rec.entries) + len(self.notes) + 1):
+        while True:  # `seen` ends the walk
             res = current.resolved.get(("superseded_by", 0))
             if res is None or res.path is None:
                 return False
@@ -578,7 +578,6 @@ class ChangeSet:
                 return False
             seen.add(res.path)
             current = self.entries[res.path]
-        return False
 
     def _lines(self, path: str) -> Mapping[str, int]:
         if path in self.notes:

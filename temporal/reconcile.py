@@ -154,7 +154,8 @@ class Reconciler:
             result = vault.scan(self.root, ordered=False, known=self.keys)
             scan_issues: list[Issue] = list(result.issues)
             files: dict[str, NoteFile] = {f.path: f for f in result.files}
-            todo = [p for p, f in files.items() if self._stat_changed(p, f)]
+            # `known` left the unchanged regular files out; a symlinked note is compared here.
+            todo = [p for p, f in files.items() if self.keys.get(p) != (f.size, f.mtime_ns, f.ino)]
             todo.extend(result.gone)
         else:
             files, scan_issues = {}, []
@@ -208,12 +209,6 @@ class Reconciler:
         return snapshot_id(self.digests, scopes, self.store.fingerprint)
 
     # -- steps --------------------------------------------------------------------------
-
-    def _stat_changed(self, path: str, file: NoteFile | None) -> bool:
-        known = self.keys.get(path)
-        if file is None:
-            return known is not None
-        return known != (file.size, file.mtime_ns, file.ino)
 
     def _apply(
         self,

@@ -116,10 +116,6 @@ class Record:
     links: tuple[LinkRef, ...]
     extra: Mapping[str, object]
 
-    def ref(self) -> RecordRef:
-        """The compact identity of this record."""
-        return RecordRef(self.id, self.kind, self.type, self.title)
-
 
 def note_dates(note: Note) -> tuple[dict[str, DateValue], str | None, list[Issue]]:
     """Read a note's date fields, zone and recurrence; bad values become absent with issues.

@@ -152,17 +152,15 @@ def _walk(walk: _Walk, folder: str, prefix: str) -> None:
                     seen_dirs.add(key)
                     _walk(walk, entry.path, path + "/")
             elif name.endswith(".md"):
-                found = _note_or_issue(top, entry.path, path, entry.stat(follow_symlinks=False))
-                if isinstance(found, NoteFile):
-                    files.append(found)
-                elif found is not None:
-                    issues.append(found)
+                _keep(
+                    walk, _note_or_issue(top, entry.path, path, entry.stat(follow_symlinks=False))
+                )
         except OSError as exc:
             issues.append(Issue(path, None, None, "unreadable", f"Cannot stat: {exc.strerror}"))
 
 
 def _follow_link(walk: _Walk, fspath: str, path: str) -> None:
-    top, files, issues, seen_dirs = walk.top, walk.files, walk.issues, walk.seen_dirs
+    top, issues, seen_dirs = walk.top, walk.issues, walk.seen_dirs
     real = os.path.realpath(fspath)
     if real != top and not real.startswith(top + os.sep):
         if path.endswith(".md") or os.path.isdir(real):
@@ -185,11 +183,14 @@ def _follow_link(walk: _Walk, fspath: str, path: str) -> None:
         seen_dirs.add(key)
         _walk(walk, real, path + "/")
     elif path.endswith(".md"):
-        found = _note_or_issue(top, real, path, st)
-        if isinstance(found, NoteFile):
-            files.append(found)
-        elif found is not None:
-            issues.append(found)
+        _keep(walk, _note_or_issue(top, real, path, st))
+
+
+def _keep(walk: _Walk, found: NoteFile | Issue | None) -> None:
+    if isinstance(found, NoteFile):
+        walk.files.append(found)
+    elif found is not None:
+        walk.issues.append(found)
 
 
 def _note_or_issue(top: str, fspath: str, path: str, st: os.stat_result) -> NoteFile | Issue | None:
