@@ -6,7 +6,7 @@ exceptions: they are `Issue` values. The tree::
 
     AlmanacError (code None)
     ├── InvalidInput       BAD_USER_INPUT     InvalidDate (AmbiguousTime), UnknownTimezone,
-    │                                         InvalidCursor
+    │                                         InvalidCursor, InvalidRecurrence
     ├── NotFound           NOT_FOUND
     ├── Unauthenticated    UNAUTHENTICATED
     ├── Forbidden          FORBIDDEN
@@ -28,6 +28,7 @@ __all__ = [
     "InvalidCursor",
     "InvalidDate",
     "InvalidInput",
+    "InvalidRecurrence",
     "NotFound",
     "QueryTooComplex",
     "SnapshotChanged",
@@ -63,6 +64,29 @@ class UnknownTimezone(InvalidInput):
 
 class InvalidCursor(InvalidInput):
     """A pagination cursor that cannot be decoded."""
+
+
+class InvalidRecurrence(InvalidInput):
+    """A recurrence (rule, anchor, exdates or rdates) that cannot be expanded.
+
+    `issue` is the vault issue code it stands for (`invalid_recurrence` or
+    `recurrence_needs_timezone`) and `field` the frontmatter field to blame, so
+    reconcile reports exactly what the expansion refuses.
+    """
+
+    def __init__(
+        self, message: str, *, field: str = "recurrence", issue: str = "invalid_recurrence"
+    ) -> None:
+        super().__init__(message)
+        self.field = field
+        self.issue = issue
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_invalid_recurrence, (str(self), self.field, self.issue))
+
+
+def _invalid_recurrence(message: str, field: str, issue: str) -> InvalidRecurrence:
+    return InvalidRecurrence(message, field=field, issue=issue)
 
 
 class NotFound(AlmanacError):

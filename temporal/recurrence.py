@@ -1,0 +1,606 @@
+"""Recurrence sets (SPEC "Recurrence"): RFC 5545 RRULE, EXDATE and RDATE over an anchor.
+
+dateutil's `rrule` generates the rule's instances, but only as *naive wall
+times* in the record's zone: we parse and check the RRULE text ourselves
+(dateutil accepts non-RFC parts such as BYEASTER and combinations RFC 5545
+forbids), and apply COUNT, UNTIL, the zone and the exceptions ourselves:
+
+- COUNT counts DTSTART as the first instance even when the rule would not
+  produce it (RFC 5545 3.8.5.3); dateutil would count only rule matches.
+- A UTC UNTIL is compared as an instant, a local one as a wall time, a
+  date-only one as the whole local date.
+- Wall times become instants with `fold=0`: a repeated local time is its
+  first occurrence, a time in a spring-forward gap is read with the offset
+  before the gap (RFC 5545 3.3.5). So 10:00 local stays 10:00 local.
+- Gap times can put wall-clock order and instant order out of step; a small
+  reorder buffer (offsets never exceed 16 hours) emits instants in order.
+- dateutil walks a rule that can never match (FREQ=DAILY;BYMONTH=2;
+  BYMONTHDAY=30) until year 9999, which takes seconds; we cap its walk at
+  `MAX_STEPS` periods after the anchor, and every walk at `MAX_STEPS`
+  instances, and report truncation when a cap is reached.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from typing import Any
+
+from dateutil import rrule as _rr
+
+from temporal.dates import DatePrecision, DateValue, from_datetime, parse_date_value, timezone
+from vault import InvalidDate, InvalidRecurrence
+
+__all__ = ["MAX_STEPS", "Occurrence", "RecurrenceSet"]
+
+MAX_STEPS = 100_000
+"""Most rule instances (and rule periods) one expansion steps through."""
+
+_DAY_US = 86_400_000_000
+_SLACK_US = 16 * 3_600_000_000  # no UTC offset, LMT included, exceeds 16 hours
+_EPOCH = datetime(1970, 1, 1)
+_LAST = datetime(9999, 12, 31, 23, 59, 59)
+_FREQS = {
+    "YEARLY": _rr.YEARLY,
+    "MONTHLY": _rr.MONTHLY,
+    "WEEKLY": _rr.WEEKLY,
+    "DAILY": _rr.DAILY,
+    "HOURLY": _rr.HOURLY,
+    "MINUTELY": _rr.MINUTELY,
+    "SECONDLY": _rr.SECONDLY,
+}
+_DAYS = {"MO": 0, "TU": 1, "WE": 2, "TH": 3, "FR": 4, "SA": 5, "SU": 6}
+_INTEGER_LISTS = {
+    # part: (low, high, signed)
+    "BYSECOND": (0, 59, False),
+    "BYMINUTE": (0, 59, False),
+    "BYHOUR": (0, 23, False),
+    "BYMONTHDAY": (1, 31, True),
+    "BYYEARDAY": (1, 366, True),
+    "BYWEEKNO": (1, 53, True),
+    "BYMONTH": (1, 12, False),
+    "BYSETPOS": (1, 366, True),
+}
+_PARTS = {"FREQ", "UNTIL", "COUNT", "INTERVAL", "BYDAY", "WKST", *_INTEGER_LISTS}
+_BYDAY = re.compile(r"([+-]?)(\d{1,2})?(MO|TU|WE|TH|FR|SA|SU)\Z")
+_INTEGER = re.compile(r"([+-]?)(\d{1,4})\Z")
+_UNTIL = re.compile(r"(\d{4})(\d{2})(\d{2})(?:T(\d{2})(\d{2})(\d{2})(Z?))?\Z")
+_ZONED = re.compile(r"(Z|[+-]\d{2}:\d{2})\Z")
+_Fail = Callable[[str], InvalidRecurrence]
+
+
+@dataclass(frozen=True, slots=True)
+class Occurrence:
+    """One member of a recurrence set.
+
+    `start_us`/`end_us` are UTC microseconds, `end_us` exclusive (`start + the
+    anchor's duration`; a floating date lasts one day). `local` is the start in
+    the record's zone with its offset, or `YYYY-MM-DD` for a floating set.
+    `index` is the 0-based position in the set after exceptions.
+    """
+
+    index: int
+    start_us: int
+    end_us: int
+    local: str
+    floating: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """A checked RRULE: dateutil's keyword arguments plus what we apply ourselves."""
+
+    freq: Any  # Any: one of dateutil's frequency constants, typed as a Literal there
+    interval: int
+    count: int | None
+    until_us: int | None  # a UTC UNTIL, compared as an instant
+    until_wall: datetime | None  # a local or date-only UNTIL, compared as a wall time
+    options: dict[str, Any]  # Any: dateutil's rrule keyword arguments are untyped lists
+
+
+class _Walk:
+    """Steps taken by one expansion and whether a cap cut it short."""
+
+    __slots__ = ("reach_us", "steps", "truncated")
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.truncated = False
+        self.reach_us = -(2**63)  # members up to here are known when a cap cut the walk
+
+
+class RecurrenceSet:
+    """The anchor, a rule's instances and the RDATEs, minus the EXDATEs, in start order.
+
+    Build one with `RecurrenceSet.of`; `first` and `between` expand it lazily.
+    Duplicates (same start) collapse; the anchor is always the first member
+    unless an EXDATE removes it.
+    """
+
+    __slots__ = (
+        "_anchor_us",
+        "_duration_us",
+        "_ex_days",
+        "_ex_us",
+        "_extras",
+        "_rule",
+        "_slack_us",
+        "_start_wall",
+        "_zone",
+    )
+
+    def __init__(
+        self,
+        *,
+        zone: tzinfo | None,
+        start_wall: datetime,
+        anchor_us: int,
+        duration_us: int,
+        rule: _Rule | None,
+        extras: Sequence[int],
+        ex_us: frozenset[int],
+        ex_days: frozenset[date],
+    ) -> None:
+        self._zone = zone
+        self._start_wall = start_wall
+        self._anchor_us = anchor_us
+        self._duration_us = duration_us
+        self._rule = rule
+        self._extras = tuple(sorted(set(extras)))
+        self._ex_us = ex_us
+        self._ex_days = ex_days
+        self._slack_us = 0 if zone is None or zone is UTC else _SLACK_US
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        anchor: DateValue,
+        rule: str | None,
+        exdates: Sequence[str] = (),
+        rdates: Sequence[str] = (),
+        tz: str | None = None,
+        ends: DateValue | None = None,
+    ) -> RecurrenceSet:
+        """The recurrence set of a record.
+
+        Args:
+            anchor: `occurred_at` (DTSTART): a day (floating set) or an instant.
+            rule: RRULE text, with or without the `RRULE:` prefix; None for RDATEs only.
+            exdates, rdates: date texts as written (instants, local times read in `tz`,
+                `YYYY-MM-DD`). A text that is not a date at all is skipped: reconcile
+                reports it as `invalid_date`/`ambiguous_time` on its own. A date-only
+                EXDATE of a timed set removes that local day's instances; a date-only
+                RDATE adds an instance at the anchor's local time of day.
+            tz: the record's IANA zone (already validated).
+            ends: `ends_at`, which gives every occurrence the anchor's duration.
+
+        Raises:
+            InvalidRecurrence: a rule that is not RFC 5545, an anchor that is neither a
+                day nor an instant, an instant anchor with no IANA zone (issue
+                `recurrence_needs_timezone`), a month/year EXDATE or RDATE, or a timed
+                EXDATE/RDATE in a date-only set.
+        """
+        field = "recurrence" if rule is not None else "rdates"
+        floating = anchor.precision is DatePrecision.DAY
+        zone: tzinfo | None
+        if floating:
+            zone = None
+            start_wall = _EPOCH + timedelta(microseconds=anchor.start_us)
+        elif anchor.precision is DatePrecision.INSTANT:
+            zone = _anchor_zone(anchor, tz, field)
+            start_wall = _written_wall(anchor.text) or _wall(anchor.start_us, zone)
+        else:
+            raise InvalidRecurrence(
+                f"A recurrence anchor must be a day or an instant, not {anchor.text!r}",
+                field=field,
+            )
+        duration = anchor.end_us - anchor.start_us
+        if ends is not None and ends.end_us >= anchor.end_us:
+            duration = ends.end_us - anchor.start_us
+        checked = None if rule is None else _parse_rule(rule, floating=floating)
+        extras = [anchor.start_us]
+        for text in rdates:
+            value = _item(text, tz, "rdates", floating)
+            if value is None:
+                continue
+            if not floating and value.precision is DatePrecision.DAY:
+                wall = datetime.combine(value.start.date(), start_wall.time())
+                extras.append(_instant_us(wall, zone))
+            else:
+                extras.append(value.start_us)
+        ex_us: set[int] = set()
+        ex_days: set[date] = set()
+        for text in exdates:
+            value = _item(text, tz, "exdates", floating)
+            if value is None:
+                continue
+            if not floating and value.precision is DatePrecision.DAY:
+                ex_days.add(value.start.date())
+            else:
+                ex_us.add(value.start_us)
+        return cls(
+            zone=zone,
+            start_wall=start_wall,
+            anchor_us=anchor.start_us,
+            duration_us=duration,
+            rule=checked,
+            extras=extras,
+            ex_us=frozenset(ex_us),
+            ex_days=frozenset(ex_days),
+        )
+
+    @property
+    def floating(self) -> bool:
+        """Whether this is a set of floating dates (a date-only anchor)."""
+        return self._zone is None
+
+    def first(self, limit: int) -> tuple[list[Occurrence], bool]:
+        """The first `limit` occurrences in order, and whether the set has more after them.
+
+        The flag is also true when a step cap stopped the walk (more may exist).
+        """
+        walk = _Walk()
+        found: list[Occurrence] = []
+        for index, start in enumerate(self._starts(walk)):
+            if index == limit:
+                return found, True
+            found.append(self._occurrence(index, start))
+        return found, walk.truncated
+
+    def between(self, since_us: int, until_us: int, *, limit: int) -> tuple[list[Occurrence], bool]:
+        """Occurrences overlapping the inclusive range `[since_us, until_us]`, in order.
+
+        An occurrence `[start, end)` matches when `start <= until_us` and `end > since_us`
+        (an instant one when `since_us <= start <= until_us`). At most `limit` are
+        returned; the flag says whether more matched or a step cap stopped the walk.
+        Indexes are positions in the whole set.
+        """
+        walk = _Walk()
+        found: list[Occurrence] = []
+        duration = self._duration_us
+        for index, start in enumerate(self._starts(walk)):
+            if start > until_us:
+                return found, False
+            end = start + duration
+            if end > since_us or (duration == 0 and start >= since_us):
+                if len(found) == limit:
+                    return found, True
+                found.append(self._occurrence(index, start))
+        return found, walk.truncated
+
+    def _occurrence(self, index: int, start: int) -> Occurrence:
+        zone = self._zone
+        moment = _EPOCH + timedelta(microseconds=start)
+        if zone is None:
+            local = f"{moment:%Y-%m-%d}"
+        else:
+            aware = moment.replace(tzinfo=UTC).astimezone(zone)
+            local = _local_text(aware)
+        return Occurrence(index, start, start + self._duration_us, local, zone is None)
+
+    def _starts(self, walk: _Walk) -> Iterator[int]:
+        """Every member's start, ascending, duplicates and exceptions removed."""
+        extras = self._extras
+        ex_us = self._ex_us
+        ex_days = self._ex_days
+        zone = self._zone
+        last = None
+        i = 0
+
+        def keep(us: int) -> bool:
+            if us == last or us in ex_us:
+                return False
+            if ex_days:
+                moment = (_EPOCH + timedelta(microseconds=us)).replace(tzinfo=UTC)
+                return moment.astimezone(zone).date() not in ex_days
+            return True
+
+        if self._rule is not None:
+            for us in self._rule_starts(walk):
+                while i < len(extras) and extras[i] <= us:
+                    if keep(extras[i]):
+                        last = extras[i]
+                        yield last
+                    i += 1
+                if keep(us):
+                    last = us
+                    yield us
+            if walk.truncated:
+                for us in extras[i:]:
+                    if us <= walk.reach_us and keep(us):
+                        last = us
+                        yield us
+                return
+        for us in extras[i:]:
+            if keep(us):
+                last = us
+                yield us
+
+    def _rule_starts(self, walk: _Walk) -> Iterator[int]:
+        """The rule's instants (COUNT, UNTIL applied), ascending; duplicates possible."""
+        rule = self._rule
+        assert rule is not None
+        start = self._start_wall
+        count = rule.count
+        zone = self._zone
+        slack = self._slack_us
+        until_us = rule.until_us
+        pending: list[int] = []
+        first = True
+        for wall in _walls(start, rule):
+            if first:
+                first = False
+                if count is not None and wall != start:
+                    count -= 1  # DTSTART counts as the first instance (RFC 5545 3.8.5.3)
+            if count is not None:
+                if count <= 0:
+                    break
+                count -= 1
+            walk.steps += 1
+            naive_us = _naive_us(wall)
+            while pending and pending[0] < naive_us - slack:
+                yield heapq.heappop(pending)
+            if until_us is not None and naive_us - slack > until_us:
+                break
+            us = _instant_us(wall, zone)
+            if until_us is None or us <= until_us:
+                heapq.heappush(pending, us)
+                walk.reach_us = max(walk.reach_us, us)
+            if walk.steps >= MAX_STEPS:
+                walk.truncated = True
+                break
+        while pending:
+            yield heapq.heappop(pending)
+
+
+def _walls(start: datetime, rule: _Rule) -> Iterator[datetime]:
+    """The rule's wall times from `start` on.
+
+    The walk starts at the boundary of `start`'s period (year, month, week by
+    WKST, day, hour, minute) with dateutil's defaults taken from the real
+    anchor, and drops what comes before `start`: so the first period is whole
+    for BYSETPOS, where dateutil alone would cut a first week at DTSTART.
+    """
+    micro = start.microsecond
+    walls = _rr.rrule(
+        rule.freq,
+        dtstart=_period_start(start, rule),
+        interval=rule.interval,
+        until=rule.until_wall,
+        **_explicit_options(start, rule),
+    )
+    for wall in walls:
+        wall = wall.replace(microsecond=micro) if micro else wall
+        if wall >= start:
+            yield wall
+
+
+def _anchor_zone(anchor: DateValue, tz: str | None, field: str) -> tzinfo:
+    if tz is not None:
+        return timezone(tz)
+    if anchor.text.endswith(("Z", "+00:00", "-00:00")):
+        return UTC
+    raise InvalidRecurrence(
+        f"The anchor {anchor.text!r} of a recurrence needs an IANA timezone, not an offset",
+        field=field,
+        issue="recurrence_needs_timezone",
+    )
+
+
+def _written_wall(text: str) -> datetime | None:
+    """The wall time of a local time written without zone (kept even inside a DST gap)."""
+    if _ZONED.search(text):
+        return None
+    head, _, fraction = text.partition(".")
+    wall = datetime.fromisoformat(head)
+    return wall.replace(microsecond=int(fraction[:6].ljust(6, "0"))) if fraction else wall
+
+
+def _wall(us: int, zone: tzinfo) -> datetime:
+    moment = (_EPOCH + timedelta(microseconds=us)).replace(tzinfo=UTC)
+    return moment.astimezone(zone).replace(tzinfo=None)
+
+
+def _naive_us(wall: datetime) -> int:
+    delta = wall - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _instant_us(wall: datetime, zone: tzinfo | None) -> int:
+    if zone is None or zone is UTC:
+        return _naive_us(wall)
+    return from_datetime(wall.replace(tzinfo=zone))
+
+
+def _local_text(aware: datetime) -> str:
+    offset = aware.utcoffset()
+    assert offset is not None
+    seconds = int(offset.total_seconds())
+    sign = "-" if seconds < 0 else "+"
+    hours, rest = divmod(abs(seconds), 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{aware:%Y-%m-%dT%H:%M:%S}"
+    if aware.microsecond:
+        text += f".{aware.microsecond:06d}".rstrip("0")
+    text += f"{sign}{hours:02d}:{minutes:02d}"
+    return text + (f":{secs:02d}" if secs else "")
+
+
+def _item(text: str, tz: str | None, field: str, floating: bool) -> DateValue | None:
+    try:
+        value = parse_date_value(text, tz=tz)
+    except InvalidDate:
+        return None  # reported on its own as invalid_date / ambiguous_time
+    if value.precision in (DatePrecision.MONTH, DatePrecision.YEAR):
+        raise InvalidRecurrence(
+            f"{field} {text!r} must be a date or a time, not a month or year", field=field
+        )
+    if floating and value.precision is DatePrecision.INSTANT:
+        raise InvalidRecurrence(
+            f"{field} {text!r} is a time, but the anchor is a date (YYYY-MM-DD)", field=field
+        )
+    return value
+
+
+def _explicit_options(start: datetime, rule: _Rule) -> dict[str, Any]:
+    """dateutil's options with the defaults it would take from DTSTART made explicit."""
+    options = dict(rule.options)
+    freq = rule.freq
+    if not {"byweekno", "byyearday", "bymonthday", "byweekday"} & options.keys():
+        if freq == _rr.YEARLY:
+            options.setdefault("bymonth", [start.month])
+            options["bymonthday"] = [start.day]
+        elif freq == _rr.MONTHLY:
+            options["bymonthday"] = [start.day]
+        elif freq == _rr.WEEKLY:
+            options["byweekday"] = [start.weekday()]
+    if freq < _rr.HOURLY:
+        options.setdefault("byhour", [start.hour])
+    if freq < _rr.MINUTELY:
+        options.setdefault("byminute", [start.minute])
+    if freq < _rr.SECONDLY:
+        options.setdefault("bysecond", [start.second])
+    return options
+
+
+def _period_start(start: datetime, rule: _Rule) -> datetime:
+    freq = rule.freq
+    day = datetime(start.year, start.month, start.day)
+    if freq == _rr.YEARLY:
+        return day.replace(month=1, day=1)
+    if freq == _rr.MONTHLY:
+        return day.replace(day=1)
+    if freq == _rr.WEEKLY:
+        wkst = rule.options.get("wkst", 0)
+        return day - timedelta(days=(day.weekday() - wkst) % 7)
+    if freq == _rr.DAILY:
+        return day
+    if freq == _rr.HOURLY:
+        return start.replace(minute=0, second=0, microsecond=0)
+    if freq == _rr.MINUTELY:
+        return start.replace(second=0, microsecond=0)
+    return start.replace(microsecond=0)
+
+
+def _parse_rule(text: str, *, floating: bool) -> _Rule:
+    """Check an RRULE against RFC 5545 3.3.10 and turn it into dateutil arguments.
+
+    Raises:
+        InvalidRecurrence: naming the offending part.
+    """
+
+    def fail(why: str) -> InvalidRecurrence:
+        return InvalidRecurrence(f"Recurrence {text!r} is not an RFC 5545 RRULE: {why}")
+
+    body = text.strip()
+    if body.upper().startswith("RRULE:"):
+        body = body[6:]
+    parts: dict[str, str] = {}
+    for part in body.upper().split(";"):
+        name, eq, value = part.partition("=")
+        if not eq or not value:
+            raise fail(f"{part!r} is not NAME=VALUE")
+        if name not in _PARTS:
+            raise fail(f"unknown part {name}")
+        if name in parts:
+            raise fail(f"{name} appears twice")
+        parts[name] = value
+    if "FREQ" not in parts:
+        raise fail("FREQ is required")
+    if parts["FREQ"] not in _FREQS:
+        raise fail(f"FREQ={parts['FREQ']} is not a frequency")
+    freq_name = parts["FREQ"]
+    freq = _FREQS[freq_name]
+    if "COUNT" in parts and "UNTIL" in parts:
+        raise fail("COUNT and UNTIL must not both be given")
+    options: dict[str, Any] = {}
+    for name, (low, high, signed) in _INTEGER_LISTS.items():
+        if name in parts:
+            numbers = [_integer(v, low, high, signed, name, fail) for v in parts[name].split(",")]
+            options[name.lower()] = numbers
+    if "BYDAY" in parts:
+        options["byweekday"] = [
+            _weekday(v, freq_name, "BYWEEKNO" in parts, fail) for v in parts["BYDAY"].split(",")
+        ]
+    if "BYWEEKNO" in parts and freq_name != "YEARLY":
+        raise fail("BYWEEKNO needs FREQ=YEARLY")
+    if "BYYEARDAY" in parts and freq_name in ("DAILY", "WEEKLY", "MONTHLY"):
+        raise fail(f"BYYEARDAY is not allowed with FREQ={freq_name}")
+    if "BYMONTHDAY" in parts and freq_name == "WEEKLY":
+        raise fail("BYMONTHDAY is not allowed with FREQ=WEEKLY")
+    if "BYSETPOS" in parts and len([n for n in parts if n.startswith("BY")]) < 2:
+        raise fail("BYSETPOS needs another BYxxx part")
+    if floating and (
+        freq_name in ("HOURLY", "MINUTELY", "SECONDLY")
+        or {"BYHOUR", "BYMINUTE", "BYSECOND"} & parts.keys()
+    ):
+        raise fail("a date-only anchor recurs by day at most (no hours, minutes or seconds)")
+    if "bymonthday" in options:
+        lengths = [
+            (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[m - 1]
+            for m in options.get("bymonth", range(1, 13))
+        ]
+        if not any(abs(day) <= n for day in options["bymonthday"] for n in lengths):
+            raise fail("no BYMONTHDAY exists in the months it may fall in")
+    if "WKST" in parts:
+        if parts["WKST"] not in _DAYS:
+            raise fail(f"WKST={parts['WKST']} is not a weekday")
+        options["wkst"] = _DAYS[parts["WKST"]]
+    interval = _integer(parts.get("INTERVAL", "1"), 1, 100_000, False, "INTERVAL", fail)
+    count = None
+    if "COUNT" in parts:
+        count = _integer(parts["COUNT"], 1, 10**9, False, "COUNT", fail)
+    until_us = until_wall = None
+    if "UNTIL" in parts:
+        match = _UNTIL.match(parts["UNTIL"])
+        if match is None:
+            raise fail(f"UNTIL={parts['UNTIL']} is not YYYYMMDD or YYYYMMDDTHHMMSS[Z]")
+        try:
+            day = date(int(match[1]), int(match[2]), int(match[3]))
+            if match[4] is None:
+                until_wall = datetime.combine(day, time(23, 59, 59, 999_999))
+            else:
+                clock = time(int(match[4]), int(match[5]), int(match[6]))
+                moment = datetime.combine(day, clock)
+                if match[7] and not floating:
+                    until_us = _naive_us(moment)
+                elif match[7]:
+                    until_wall = datetime.combine(moment.date(), time(23, 59, 59, 999_999))
+                else:
+                    until_wall = moment
+        except ValueError as exc:
+            raise fail(f"UNTIL={parts['UNTIL']}: {exc}") from exc
+    return _Rule(freq, interval, count, until_us, until_wall, options)
+
+
+def _integer(text: str, low: int, high: int, signed: bool, name: str, fail: _Fail) -> int:
+    match = _INTEGER.match(text)
+    if match is None or (match[1] and not signed):
+        raise fail(f"{name}={text} is not a number in range")
+    value = int(match[2])
+    if not low <= value <= high:
+        raise fail(f"{name}={text} is out of range {low}..{high}")
+    return -value if match[1] == "-" else value
+
+
+def _weekday(text: str, freq: str, weekno: bool, fail: _Fail) -> _rr.weekday:
+    match = _BYDAY.match(text)
+    if match is None:
+        raise fail(f"BYDAY {text!r} is not a weekday like MO, 1MO or -1FR")
+    day = _DAYS[match[3]]
+    if match[2] is None:
+        if match[1]:
+            raise fail(f"BYDAY {text!r} has a sign without a number")
+        return _rr.weekday(day)
+    number = int(match[2])
+    if freq not in ("MONTHLY", "YEARLY") or (freq == "YEARLY" and weekno):
+        raise fail(
+            f"BYDAY {text!r}: a numbered weekday needs FREQ=MONTHLY or YEARLY without BYWEEKNO"
+        )
+    if not 1 <= number <= (5 if freq == "MONTHLY" else 53):
+        raise fail(f"BYDAY {text!r} is out of range")
+    return _rr.weekday(day, -number if match[1] == "-" else number)
