@@ -26,6 +26,7 @@ from temporal.records import (
     TimeField,
     note_dates,
 )
+from temporal.recurrence import Occurrence, RecurrenceSet
 from temporal.store import Count, Reader, RecordFilter, StatusCounts, Store
 from temporal.tables import FINGERPRINT
 
@@ -39,6 +40,7 @@ __all__ = [
     "LinkRef",
     "Locator",
     "NameIndex",
+    "Occurrence",
     "Reader",
     "ReconcileResult",
     "Reconciler",
@@ -46,6 +48,7 @@ __all__ = [
     "RecordFilter",
     "RecordKind",
     "RecordRef",
+    "RecurrenceSet",
     "Resolution",
     "StatusCounts",
     "Store",

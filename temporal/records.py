@@ -1,14 +1,12 @@
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from dateutil.rrule import rrulestr
-
-from temporal.dates import DatePrecision, DateValue, parse_date_value, timezone
-from vault import AmbiguousTime, InvalidDate, Issue, Note, UnknownTimezone
+from temporal.dates import DateValue, parse_date_value, timezone
+from temporal.recurrence import RecurrenceSet
+from vault import AmbiguousTime, InvalidDate, InvalidRecurrence, Issue, Note, UnknownTimezone
 
 __all__ = [
     "Lifecycle",
@@ -21,8 +19,6 @@ __all__ = [
     "TimeField",
     "note_dates",
 ]
-
-_RRULE_PART = re.compile(r"[A-Z]+=[A-Za-z0-9,+\-:T]+\Z")
 
 
 class RecordKind(Enum):
@@ -161,33 +157,17 @@ def note_dates(note: Note) -> tuple[dict[str, DateValue], str | None, list[Issue
 def _check_recurrence(
     note: Note, anchor: DateValue | None, tz: str | None, issue: Callable[[str, str, str], None]
 ) -> None:
+    """Report what `RecurrenceSet.of` refuses: validation and expansion are one rule."""
     field = "recurrence" if note.recurrence is not None else "rdates"
     if anchor is None:
         issue(field, "invalid_recurrence", "A recurrence needs an occurred_at anchor")
         return
-    if anchor.precision in (DatePrecision.MONTH, DatePrecision.YEAR):
-        issue(field, "invalid_recurrence", "A recurrence anchor must be a day or an instant")
-        return
-    if anchor.precision is DatePrecision.INSTANT and tz is None:
-        text = anchor.text
-        if not text.endswith(("Z", "+00:00", "-00:00")):
-            message = "An instant anchor with a recurrence needs an IANA timezone, not an offset"
-            issue(
-                "timezone" if "timezone" in note.lines else field,
-                "recurrence_needs_timezone",
-                message,
-            )
-    rule = note.recurrence
-    if rule is None:
-        return
-    body = rule.removeprefix("RRULE:")
-    parts = body.split(";")
-    if not all(_RRULE_PART.match(p) for p in parts) or not any(
-        p.startswith("FREQ=") for p in parts
-    ):
-        issue("recurrence", "invalid_recurrence", f"Recurrence {rule!r} is not an RFC 5545 RRULE")
-        return
     try:
-        rrulestr(f"RRULE:{body}", dtstart=anchor.start.naive(), ignoretz=True)
-    except (ValueError, TypeError, OverflowError) as exc:
-        issue("recurrence", "invalid_recurrence", f"Recurrence {rule!r}: {exc}")
+        RecurrenceSet.of(
+            anchor=anchor, rule=note.recurrence, exdates=note.exdates, rdates=note.rdates, tz=tz
+        )
+    except InvalidRecurrence as exc:
+        blamed = exc.field
+        if exc.issue == "recurrence_needs_timezone" and "timezone" in note.lines:
+            blamed = "timezone"
+        issue(blamed, exc.issue, str(exc))
