@@ -42,6 +42,7 @@ MAX_STEPS = 100_000
 _DAY_US = 86_400_000_000
 _SLACK_US = 16 * 3_600_000_000  # no UTC offset, LMT included, exceeds 16 hours
 _EPOCH = datetime(1970, 1, 1)
+_EPOCH_UTC = _EPOCH.replace(tzinfo=UTC)
 _LAST = datetime(9999, 12, 31, 23, 59, 59)
 _FREQS = {
     "YEARLY": _rr.YEARLY,
@@ -274,12 +275,10 @@ class RecurrenceSet:
 
     def _occurrence(self, index: int, start: int) -> Occurrence:
         zone = self._zone
-        moment = _EPOCH + timedelta(microseconds=start)
         if zone is None:
-            local = f"{moment:%Y-%m-%d}"
+            local = (_EPOCH + timedelta(microseconds=start)).date().isoformat()
         else:
-            aware = moment.replace(tzinfo=UTC).astimezone(zone)
-            local = _local_text(aware)
+            local = _local_text((_EPOCH_UTC + timedelta(microseconds=start)).astimezone(zone))
         return Occurrence(index, start, start + self._duration_us, local, zone is None)
 
     def _starts(self, walk: _Walk) -> Iterator[int]:
@@ -417,13 +416,21 @@ def _instant_us(wall: datetime, zone: tzinfo | None) -> int:
 
 
 def _local_text(aware: datetime) -> str:
+    """`YYYY-MM-DDTHH:MM:SS[.ffffff]+HH:MM` (strftime costs ten times as much)."""
     offset = aware.utcoffset()
     assert offset is not None
-    seconds = int(offset.total_seconds())
+    seconds = offset.days * 86_400 + offset.seconds
     sign = "-" if seconds < 0 else "+"
     hours, rest = divmod(abs(seconds), 3600)
     minutes, secs = divmod(rest, 60)
-    text = f"{aware:%Y-%m-%dT%H:%M:%S}"
+    text = "%04d-%02d-%02dT%02d:%02d:%02d" % (  # noqa: UP031 - the fastest way here
+        aware.year,
+        aware.month,
+        aware.day,
+        aware.hour,
+        aware.minute,
+        aware.second,
+    )
     if aware.microsecond:
         text += f".{aware.microsecond:06d}".rstrip("0")
     text += f"{sign}{hours:02d}:{minutes:02d}"
