@@ -8,9 +8,9 @@ import pytest
 from dateutil import rrule as dateutil_rrule
 from hypothesis import given, settings, strategies as st
 
-from temporal import Occurrence, RecurrenceSet, parse_date_value
+from temporal import Occurrence, RecurrenceSet, note_dates, parse_date_value
 from temporal.recurrence import MAX_STEPS
-from vault import InvalidRecurrence
+from vault import InvalidRecurrence, parse_note
 
 NY = "America/New_York"
 DAY_US = 86_400_000_000
@@ -1012,3 +1012,55 @@ def test_first_2000_is_quick(rule, anchor):
     found, more = recurrence.first(2000)
     assert len(found) == 2000 and more
     assert time.perf_counter() - began < 2.0
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        pytest.param(
+            [
+                "occurred_at: 2026-01-05T10:00",
+                "timezone: Europe/Berlin",
+                "recurrence: FREQ=WEEKLY;BYDAY=MO",
+                "exdates: [2026-01-12T10:00]",
+            ],
+            [],
+            id="valid",
+        ),
+        pytest.param(
+            ["occurred_at: 2026-01-05", "recurrence: FREQ=YEARLY;BYEASTER=0"],
+            [("recurrence", "invalid_recurrence")],
+            id="byeaster",
+        ),
+        pytest.param(
+            ["occurred_at: 2026-01-05", "recurrence: FREQ=DAILY", "exdates: [2026-02]"],
+            [("exdates", "invalid_recurrence")],
+            id="month-exdate",
+        ),
+        pytest.param(
+            ["occurred_at: 2026-01-05T10:00:00+01:00", "recurrence: FREQ=DAILY"],
+            [("recurrence", "recurrence_needs_timezone")],
+            id="offset-anchor",
+        ),
+        pytest.param(
+            ["occurred_at: 2026-01-05", "rdates: [2026-01-09]", "exdates: [2026-13-01]"],
+            [("exdates", "invalid_date")],
+            id="bad-exdate-is-a-date-issue-only",
+        ),
+    ],
+)
+def test_reconcile_reports_what_the_engine_refuses(lines, expected):
+    text = "---\n" + "\n".join(["id: r", *lines]) + "\n---\nBody.\n"
+    note = parse_note("r.md", text.encode()).note
+    assert note is not None
+    _, tz, issues = note_dates(note)
+    assert [(i.field, i.code) for i in issues] == expected
+    anchor = parse_date_value(note.dates["occurred_at"], tz=tz)
+    try:
+        RecurrenceSet.of(
+            anchor=anchor, rule=note.recurrence, exdates=note.exdates, rdates=note.rdates, tz=tz
+        )
+    except InvalidRecurrence as exc:
+        assert (exc.field, exc.issue) == expected[0]
+    else:
+        assert all(code != "invalid_recurrence" for _, code in expected)
