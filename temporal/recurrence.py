@@ -31,7 +31,7 @@ from typing import Any
 
 from dateutil import rrule as _rr
 
-from temporal.dates import DatePrecision, DateValue, from_datetime, parse_date_value, timezone
+from temporal.dates import DatePrecision, DateValue, parse_date_value, timezone
 from vault import InvalidDate, InvalidRecurrence
 
 __all__ = ["MAX_STEPS", "Occurrence", "RecurrenceSet"]
@@ -357,6 +357,44 @@ class RecurrenceSet:
 
 
 def _walls(start: datetime, rule: _Rule) -> Iterator[datetime]:
+    """The rule's wall times from `start` on (UNTIL as a wall time applied, COUNT not)."""
+    if rule.freq in (_rr.DAILY, _rr.WEEKLY) and rule.options.keys() <= {"byweekday", "wkst"}:
+        return _simple_walls(start, rule)
+    return _dateutil_walls(start, rule)
+
+
+def _simple_walls(start: datetime, rule: _Rule) -> Iterator[datetime]:
+    """DAILY, or WEEKLY by weekdays, without dateutil: the common rules, five times faster.
+
+    Exactly what `_dateutil_walls` yields (a test compares them).
+    """
+    end = rule.until_wall or _LAST
+    clock = start - datetime(start.year, start.month, start.day)
+    if rule.freq == _rr.DAILY:
+        offsets = [timedelta(0)]
+        step = timedelta(days=rule.interval)
+        base = start - clock
+    else:
+        wkst = rule.options.get("wkst", 0)
+        days = [d.weekday for d in rule.options.get("byweekday", [_rr.weekday(start.weekday())])]
+        offsets = [timedelta(days=n) for n in sorted({(d - wkst) % 7 for d in days})]
+        step = timedelta(days=7 * rule.interval)
+        base = _period_start(start, rule)
+    offsets = [offset + clock for offset in offsets]
+    try:
+        while True:
+            for offset in offsets:
+                wall = base + offset
+                if wall > end:
+                    return
+                if wall >= start:
+                    yield wall
+            base += step
+    except OverflowError:
+        return
+
+
+def _dateutil_walls(start: datetime, rule: _Rule) -> Iterator[datetime]:
     """The rule's wall times from `start` on.
 
     The walk starts at the boundary of `start`'s period (year, month, week by
@@ -410,31 +448,21 @@ def _naive_us(wall: datetime) -> int:
 
 
 def _instant_us(wall: datetime, zone: tzinfo | None) -> int:
+    """The instant of a wall time in `zone` (fold=0: first of repeated, pre-gap offset)."""
     if zone is None or zone is UTC:
         return _naive_us(wall)
-    return from_datetime(wall.replace(tzinfo=zone))
+    offset = zone.utcoffset(wall)  # zoneinfo reads a naive wall time's fields and fold
+    assert offset is not None
+    return _naive_us(wall) - (offset.days * 86_400 + offset.seconds) * 1_000_000
 
 
 def _local_text(aware: datetime) -> str:
-    """`YYYY-MM-DDTHH:MM:SS[.ffffff]+HH:MM` (strftime costs ten times as much)."""
-    offset = aware.utcoffset()
-    assert offset is not None
-    seconds = offset.days * 86_400 + offset.seconds
-    sign = "-" if seconds < 0 else "+"
-    hours, rest = divmod(abs(seconds), 3600)
-    minutes, secs = divmod(rest, 60)
-    text = "%04d-%02d-%02dT%02d:%02d:%02d" % (  # noqa: UP031 - the fastest way here
-        aware.year,
-        aware.month,
-        aware.day,
-        aware.hour,
-        aware.minute,
-        aware.second,
-    )
-    if aware.microsecond:
-        text += f".{aware.microsecond:06d}".rstrip("0")
-    text += f"{sign}{hours:02d}:{minutes:02d}"
-    return text + (f":{secs:02d}" if secs else "")
+    """`YYYY-MM-DDTHH:MM:SS[.f]+HH:MM`, fractions trimmed as `format_instant` trims them."""
+    if not aware.microsecond:
+        return aware.isoformat()  # C speed; the same text as below for whole seconds
+    text = aware.isoformat()
+    head, fraction = text[:19], text[20:26].rstrip("0")
+    return f"{head}.{fraction}{text[26:]}"
 
 
 def _item(text: str, tz: str | None, field: str, floating: bool) -> DateValue | None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -9,7 +10,13 @@ from dateutil import rrule as dateutil_rrule
 from hypothesis import given, settings, strategies as st
 
 from temporal import Occurrence, RecurrenceSet, note_dates, parse_date_value
-from temporal.recurrence import MAX_STEPS
+from temporal.recurrence import (
+    _DAYS,
+    MAX_STEPS,
+    _dateutil_walls,
+    _parse_rule,
+    _simple_walls,
+)
 from vault import InvalidRecurrence, parse_note
 
 NY = "America/New_York"
@@ -1064,3 +1071,27 @@ def test_reconcile_reports_what_the_engine_refuses(lines, expected):
         assert (exc.field, exc.issue) == expected[0]
     else:
         assert all(code != "invalid_recurrence" for _, code in expected)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    weekly=st.booleans(),
+    interval=st.integers(1, 4),
+    byday=st.lists(st.sampled_from(list(_DAYS)), max_size=4, unique=True),
+    wkst=st.none() | st.sampled_from(list(_DAYS)),
+    until=st.none() | st.dates(date(2020, 1, 1), date(2031, 12, 31)),
+    start=st.datetimes(datetime(2019, 1, 1), datetime(2030, 12, 31)),
+)
+def test_simple_walls_equal_dateutil_walls(weekly, interval, byday, wkst, until, start):
+    # The fast path for DAILY and WEEKLY-by-weekday rules must agree with dateutil.
+    rule = f"FREQ={'WEEKLY' if weekly else 'DAILY'};INTERVAL={interval}"
+    if byday and weekly:
+        rule += ";BYDAY=" + ",".join(byday)
+    if wkst:
+        rule += f";WKST={wkst}"
+    if until:
+        rule += f";UNTIL={until:%Y%m%d}"
+    checked = _parse_rule(rule, floating=False)
+    simple = list(itertools.islice(_simple_walls(start, checked), 300))
+    assert simple == list(itertools.islice(_dateutil_walls(start, checked), 300))
+    assert all(wall >= start for wall in simple)
