@@ -203,6 +203,8 @@ class RecurrenceSet:
         if ends is not None and ends.end_us >= anchor.end_us:
             duration = ends.end_us - anchor.start_us
         checked = None if rule is None else _parse_rule(rule, floating=floating)
+        if checked is not None:
+            _check_matches(start_wall, checked, rule or "")
         extras = [anchor.start_us]
         for text in rdates:
             value = _item(text, tz, "rdates", floating)
@@ -479,6 +481,53 @@ def _item(text: str, tz: str | None, field: str, floating: bool) -> DateValue | 
             f"{field} {text!r} is a time, but the anchor is a date (YYYY-MM-DD)", field=field
         )
     return value
+
+
+def _check_matches(start: datetime, rule: _Rule, text: str) -> None:
+    """Refuse a rule that can never produce an instance after its anchor.
+
+    dateutil would walk such a rule period by period to year 9999 (seconds of
+    work on every expansion); these are the impossible combinations one can
+    see without walking. dateutil's own refusals (HOURLY;INTERVAL=24;BYHOUR=11)
+    are turned into `InvalidRecurrence` here too, not at expansion.
+
+    Raises:
+        InvalidRecurrence: naming the reason.
+    """
+    options = _explicit_options(start, rule)
+    why = None
+    if "bysetpos" in rule.options:
+        # An upper bound of the instances in one period; a BYSETPOS beyond it never picks.
+        days = {_rr.YEARLY: 366, _rr.MONTHLY: 31, _rr.WEEKLY: 7}.get(rule.freq, 1)
+        if "bymonthday" in options and rule.freq == _rr.MONTHLY:
+            days = min(days, len(options["bymonthday"]))
+        if "bymonthday" in options and rule.freq == _rr.YEARLY:
+            days = min(days, len(options["bymonthday"]) * len(options.get("bymonth", range(12))))
+        if "byweekday" in options and rule.freq == _rr.WEEKLY:
+            days = min(days, len(options["byweekday"]))
+        size = days
+        for name, full in (("byhour", 24), ("byminute", 60), ("bysecond", 60)):
+            size *= len(options.get(name, range(full)))
+        if min(abs(p) for p in rule.options["bysetpos"]) > size:
+            why = "every BYSETPOS is beyond the instances a period can have"
+    weekdays = {d if isinstance(d, int) else d.weekday for d in options.get("byweekday", [])}
+    if (
+        rule.freq == _rr.DAILY
+        and rule.interval % 7 == 0
+        and weekdays - {start.weekday()} == weekdays
+    ):
+        why = "every INTERVAL-th day falls on a weekday BYDAY excludes"
+    if rule.freq == _rr.MONTHLY and "bymonth" in options:
+        reachable = {(start.month - 1 + n * rule.interval) % 12 + 1 for n in range(12)}
+        if not reachable & set(options["bymonth"]):
+            why = "every INTERVAL-th month falls outside BYMONTH"
+    if why is None:
+        try:
+            _rr.rrule(rule.freq, dtstart=start, interval=rule.interval, **options)
+        except ValueError as exc:
+            why = str(exc)
+    if why is not None:
+        raise InvalidRecurrence(f"Recurrence {text!r} never matches: {why}")
 
 
 def _explicit_options(start: datetime, rule: _Rule) -> dict[str, Any]:
