@@ -12,6 +12,8 @@ forbids), and apply COUNT, UNTIL, the zone and the exceptions ourselves:
 - Wall times become instants with `fold=0`: a repeated local time is its
   first occurrence, a time in a spring-forward gap is read with the offset
   before the gap (RFC 5545 3.3.5). So 10:00 local stays 10:00 local.
+- BYSETPOS picks within whole periods: the walk starts at the boundary of
+  DTSTART's period, where dateutil alone would start a first week at DTSTART.
 - Gap times can put wall-clock order and instant order out of step; a small
   reorder buffer (offsets never exceed 16 hours) emits instants in order.
 - dateutil walks a rule that can never match (FREQ=DAILY;INTERVAL=7;BYDAY=MO
@@ -40,7 +42,7 @@ from vault import InvalidDate, InvalidRecurrence
 __all__ = ["MAX_STEPS", "Occurrence", "RecurrenceSet"]
 
 MAX_STEPS = 100_000
-"""Most rule instances (and rule periods) one expansion steps through."""
+"""Most rule instances one expansion steps through before it reports truncation."""
 
 _DAY_US = 86_400_000_000
 _SLACK_US = 16 * 3_600_000_000  # no UTC offset, LMT included, exceeds 16 hours
