@@ -10,9 +10,10 @@ from strawberry.extensions import (
 from strawberry.schema.config import StrawberryConfig
 
 from api.errors import ErrorCodes
-from api.resolvers import records as resolvers
+from api.resolvers import records as resolvers, time
 from api.settings import Limits
 from api.types.records import LookupResult, Record, RecordConnection, Status
+from api.types.time import LastSeenResult, OccurrenceResult, TimelineResult
 
 __all__ = ["Query", "build_schema"]
 
@@ -36,6 +37,27 @@ class Query:
     )
     lookup: LookupResult = strawberry.field(
         resolver=resolvers.lookup, description="Exact id, slug, title or alias lookup. Never fuzzy."
+    )
+    timeline: TimelineResult = strawberry.field(
+        resolver=time.timeline,
+        description="Dated records, optionally of one entity, grouped by source on request.",
+    )
+    chronicle_day: TimelineResult = strawberry.field(
+        resolver=time.chronicle_day,
+        description="Everything that occurred on one local day, or in its Monday-Sunday week.",
+    )
+    chronicle_since: TimelineResult = strawberry.field(
+        resolver=time.chronicle_since, description="Occurrence-time range, oldest first."
+    )
+    chronicle_last_seen: LastSeenResult = strawberry.field(
+        resolver=time.chronicle_last_seen,
+        description=(
+            "The latest dated record associated with an entity at or before a bound (default now)."
+        ),
+    )
+    occurrences: OccurrenceResult = strawberry.field(
+        resolver=time.occurrences,
+        description="Expanded occurrences of one recurring record inside a closed range.",
     )
 
 

@@ -93,7 +93,7 @@ def _through_the_api(
 def same_rows_insert_floor(source: Path, target: Path) -> float:
     """Raw `executemany` of the very rows a reconcile wrote, into bare tables, one transaction."""
     src = sqlite3.connect(source)
-    tables = ["files", "notes", "dates", "targets", "names", "issues", "seen"]
+    tables = ["files", "notes", "dates", "spans", "targets", "names", "issues", "seen"]
     schema = dict(src.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
     rows = {t: src.execute(f"SELECT * FROM {t}").fetchall() for t in tables}
     src.close()

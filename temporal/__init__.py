@@ -3,6 +3,16 @@
 from __future__ import annotations
 
 from temporal.changeset import snapshot_id
+from temporal.clock import (
+    Clock,
+    LocalDay,
+    calendar_period,
+    clock_sql,
+    local_date,
+    local_day,
+    parse_local_date,
+    week_of,
+)
 from temporal.dates import (
     DatePrecision,
     DateValue,
@@ -29,18 +39,39 @@ from temporal.records import (
 from temporal.recurrence import Occurrence, RecurrenceSet
 from temporal.store import Count, Reader, RecordFilter, StatusCounts, Store
 from temporal.tables import FINGERPRINT
+from temporal.timeline import (
+    Eligibility,
+    Entry,
+    Group,
+    LastSeen,
+    Occurrences,
+    Timeline,
+    TimelineQuery,
+    chronicle_day,
+    chronicle_since,
+    last_seen,
+    occurrences,
+    timeline,
+)
 
 __all__ = [
     "FINGERPRINT",
+    "Clock",
     "Count",
     "DatePrecision",
     "DateValue",
+    "Eligibility",
+    "Entry",
+    "Group",
+    "LastSeen",
     "Lifecycle",
     "LifecycleFilter",
     "LinkRef",
+    "LocalDay",
     "Locator",
     "NameIndex",
     "Occurrence",
+    "Occurrences",
     "Reader",
     "ReconcileResult",
     "Reconciler",
@@ -53,15 +84,28 @@ __all__ = [
     "StatusCounts",
     "Store",
     "TimeField",
+    "Timeline",
+    "TimelineQuery",
     "VaultConfig",
+    "calendar_period",
+    "chronicle_day",
+    "chronicle_since",
+    "clock_sql",
     "format_instant",
     "from_datetime",
     "instant",
+    "last_seen",
+    "local_date",
+    "local_day",
     "normalize_name",
     "note_dates",
+    "occurrences",
     "parse_date_value",
+    "parse_local_date",
     "parse_query_bound",
     "slug_suffixes",
     "snapshot_id",
+    "timeline",
     "timezone",
+    "week_of",
 ]

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, TypeVar
 from temporal.dates import DateValue
 from temporal.names import Resolution, normalize_name
 from temporal.records import note_dates
+from temporal.spans import span_rows
 from vault import Issue, Note, ParsedNote
 
 if TYPE_CHECKING:
@@ -398,21 +399,24 @@ class ChangeSet:
     def write(self, conn: sqlite3.Connection) -> None:
         """Replace the rows of every changed and affected note, in the caller's transaction."""
         removed = [(p,) for p, _ in self._undo]
-        for table in ("notes", "dates", "names"):
+        for table in ("notes", "dates", "spans", "names"):
             conn.executemany(f"DELETE FROM {table} WHERE path = ?", removed)
         scope_of = self.rec.config.scope_of
         conn.executemany("DELETE FROM issues WHERE path = ? AND origin = 'file'", removed)
         rewrite = [(p,) for p in sorted(set(self.rows) | {p for p, _ in self._undo})]
         conn.executemany("DELETE FROM targets WHERE path = ?", rewrite)
+        conn.executemany("DELETE FROM sources WHERE path = ?", rewrite)
         derived = [(p,) for p in sorted(self.derived | {p for p, _ in self._undo} | set(self.rows))]
         conn.executemany("DELETE FROM issues WHERE path = ? AND origin = 'derived'", derived)
         conn.executemany("INSERT INTO notes VALUES (" + ",".join("?" * 27) + ")", self._note_rows())
         conn.executemany("INSERT INTO dates VALUES (?, ?, ?, ?, ?, ?)", self._date_rows())
+        conn.executemany(f"INSERT INTO spans VALUES ({','.join('?' * 24)})", self._span_rows())
         conn.executemany("INSERT INTO names VALUES (?, ?, ?)", self._name_rows())
         conn.executemany(
             "INSERT INTO targets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [row for p in sorted(self.rows) for row in self.rows[p]],
         )
+        conn.executemany("INSERT INTO sources VALUES (?, ?, ?)", self._source_rows())
         conn.executemany(
             "INSERT INTO issues VALUES (?, ?, ?, ?, ?, ?, 'file', ?)",
             [
@@ -422,10 +426,11 @@ class ChangeSet:
             ],
         )
         derived_paths = sorted(p for (p,) in derived if p in self.entries)
-        conn.executemany(
-            "UPDATE notes SET eligible = ? WHERE path = ?",
-            [(int(self.entries[p].eligible), p) for p in derived_paths if p not in self.notes],
-        )
+        eligibility = [
+            (int(self.entries[p].eligible), p) for p in derived_paths if p not in self.notes
+        ]
+        conn.executemany("UPDATE notes SET eligible = ? WHERE path = ?", eligibility)
+        conn.executemany("UPDATE spans SET eligible = ? WHERE path = ?", eligibility)
         conn.executemany(
             "INSERT INTO issues VALUES (?, ?, ?, ?, ?, ?, 'derived', ?)",
             [(*row, scope_of(p)) for p in derived_paths for row in self._derived_issues(p)],
@@ -485,6 +490,33 @@ class ChangeSet:
         for path in sorted(self.dates):
             for fld, value in sorted(self.dates[path].items()):
                 yield (path, fld, value.text, value.precision.value, value.start_us, value.end_us)
+
+    def _span_rows(self) -> Iterator[tuple[object, ...]]:
+        for path in sorted(self.notes):
+            e = self.entries[path]
+            yield from span_rows(
+                path,
+                self.notes[path],
+                self.dates[path],
+                self.zones[path],
+                scope=e.scope,
+                eligible=e.eligible,
+            )
+
+    def _source_rows(self) -> Iterator[tuple[str, str, str]]:
+        """(claim or relationship, entity it is about, its source): timelines' source links."""
+        for path in sorted(self.rows):
+            entry = self.entries.get(path)
+            if entry is None or entry.kind == "page":
+                continue
+            rows = self.rows[path]
+            about = sorted(
+                {str(r[10]) for r in rows if r[1] in ("from", "to", "subject") and r[10]}
+            )
+            sources = sorted({str(r[10]) for r in rows if r[1] == "source" and r[10]})
+            for entity in about:
+                for source in sources:
+                    yield (path, entity, source)
 
     def _name_rows(self) -> Iterator[tuple[str, str, str]]:
         for path in sorted(self.notes):

@@ -32,7 +32,7 @@ from temporal.tables import (
 )
 from vault import IndexUnavailable, InvalidInput, Issue, QueryTooComplex
 
-__all__ = ["Count", "RecordFilter", "Reader", "StatusCounts", "Store"]
+__all__ = ["Count", "RecordFilter", "Reader", "StatusCounts", "Store", "marks"]
 
 _BUSY_MS = 10_000
 _TIME_FIELDS = ("occurred_at", "recorded_at", "updated_at", "due_at")
@@ -170,9 +170,12 @@ class Store:
         if current == self.fingerprint and set(PROJECTION_TABLES) <= tables:
             return
         with self.write() as conn:
-            conn.execute("DROP VIEW IF EXISTS edges")
-            for table in (*PROJECTION_TABLES, "edges"):
-                conn.execute(f"DROP TABLE IF EXISTS {table}")
+            # Whatever an older version made of these names (a table or a view) goes.
+            for kind, name in conn.execute(
+                "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view')"
+            ).fetchall():
+                if name in (*PROJECTION_TABLES, "edges"):
+                    conn.execute(f"DROP {kind.upper()} {name}")
             for statement in PROJECTION_DDL.split(";"):
                 if statement.strip():
                     conn.execute(statement)
@@ -188,7 +191,8 @@ class Reader:
         self.conn = conn
         self.fingerprint = fingerprint
 
-    def _run(self, sql: str, params: Sequence[object] = ()) -> sqlite3.Cursor:
+    def run(self, sql: str, params: Sequence[object] = ()) -> sqlite3.Cursor:
+        """Execute one statement in this read transaction."""
         try:
             return self.conn.execute(sql, params)
         except UnicodeEncodeError as exc:
@@ -196,14 +200,14 @@ class Reader:
 
     def digests(self) -> dict[str, int]:
         """Per-scope content digests of this snapshot."""
-        row = self._run("SELECT value FROM meta WHERE key = 'digests'").fetchone()
+        row = self.run("SELECT value FROM meta WHERE key = 'digests'").fetchone()
         return {k: int(v, 16) for k, v in json.loads(row[0]).items()} if row else {}
 
     def record(self, record_id: str, scopes: Sequence[str]) -> Record | None:
         """The eligible record with this id in the readable scopes, or None."""
         found = self._records(
             # `+column`: not an index choice, so the planner takes notes_id (see refs).
-            f"SELECT * FROM notes WHERE id = ? AND +eligible = 1 AND +scope IN ({_marks(scopes)})",
+            f"SELECT * FROM notes WHERE id = ? AND +eligible = 1 AND +scope IN ({marks(scopes)})",
             [record_id, *scopes],
         )
         return found[0] if found else None
@@ -217,7 +221,7 @@ class Reader:
             after: The `page_key` of the last record of the previous page.
         """
         where, params = self._filter(flt, scopes)
-        total = self._run(f"SELECT count(*) FROM notes n WHERE {where}", params).fetchone()[0]
+        total = self.run(f"SELECT count(*) FROM notes n WHERE {where}", params).fetchone()[0]
         page_where, page_params = where, list(params)
         if after is not None:
             # Ids are unique per scope: two scopes may each hold a record with one id.
@@ -242,9 +246,9 @@ class Reader:
                 # Without statistics SQLite would pick notes_kind (eligible, scope) and read
                 # every note; the unary + keeps those terms out of the index choice.
                 "SELECT id, kind, type, title FROM notes WHERE +eligible = 1"
-                f" AND id IN ({_marks(chunk)}) AND +scope IN ({_marks(scopes)})"
+                f" AND id IN ({marks(chunk)}) AND +scope IN ({marks(scopes)})"
             )
-            for rid, kind, rtype, title in self._run(sql, [*chunk, *scopes]):
+            for rid, kind, rtype, title in self.run(sql, [*chunk, *scopes]):
                 found[rid] = RecordRef(rid, RecordKind(kind), rtype, title)
         return found
 
@@ -253,33 +257,33 @@ class Reader:
         # One indexed look-up per rule, united: an OR across them would scan every note.
         sql = (
             "SELECT DISTINCT n.id, n.kind, n.type, n.title FROM notes n WHERE +n.eligible = 1"
-            f" AND +n.scope IN ({_marks(scopes)}) AND n.path IN ("
+            f" AND +n.scope IN ({marks(scopes)}) AND n.path IN ("
             " SELECT path FROM notes WHERE id = ? UNION SELECT path FROM notes WHERE slug = ?"
             " UNION SELECT path FROM names WHERE key = ?) ORDER BY n.id"
         )
-        rows = self._run(sql, [*scopes, name, name, key])
+        rows = self.run(sql, [*scopes, name, name, key])
         return [RecordRef(r[0], RecordKind(r[1]), r[2], r[3]) for r in rows]
 
     def counts(self, scopes: Sequence[str]) -> StatusCounts:
         """Record counts per kind and per type."""
-        base = f"FROM notes WHERE eligible = 1 AND scope IN ({_marks(scopes)})"
-        total = self._run(f"SELECT count(*) {base}", scopes).fetchone()[0]
-        kinds = self._run(f"SELECT kind, count(*) {base} GROUP BY kind ORDER BY kind", scopes)
-        types = self._run(f"SELECT type, count(*) {base} GROUP BY type ORDER BY type", scopes)
+        base = f"FROM notes WHERE eligible = 1 AND scope IN ({marks(scopes)})"
+        total = self.run(f"SELECT count(*) {base}", scopes).fetchone()[0]
+        kinds = self.run(f"SELECT kind, count(*) {base} GROUP BY kind ORDER BY kind", scopes)
+        types = self.run(f"SELECT type, count(*) {base} GROUP BY type ORDER BY type", scopes)
         return StatusCounts(
             total, tuple(Count(k, c) for k, c in kinds), tuple(Count(k, c) for k, c in types)
         )
 
     def issue_count(self, scopes: Sequence[str]) -> int:
         """How many validation issues the readable scopes have."""
-        sql = f"SELECT count(*) FROM issues WHERE scope IN ({_marks(scopes)})"
-        return int(self._run(sql, scopes).fetchone()[0])
+        sql = f"SELECT count(*) FROM issues WHERE scope IN ({marks(scopes)})"
+        return int(self.run(sql, scopes).fetchone()[0])
 
     def issues(self, scopes: Sequence[str], *, limit: int = -1) -> list[Issue]:
         """Validation issues of the readable scopes, ordered by path, line and code."""
-        rows = self._run(
+        rows = self.run(
             "SELECT path, line, field, code, message, record_id FROM issues"
-            f" WHERE scope IN ({_marks(scopes)})"
+            f" WHERE scope IN ({marks(scopes)})"
             " ORDER BY path, coalesce(line, 0), code, message LIMIT ?",
             [*scopes, limit],
         )
@@ -287,7 +291,7 @@ class Reader:
 
     def _filter(self, flt: RecordFilter, scopes: Sequence[str]) -> tuple[str, list[object]]:
         chosen = [s for s in scopes if flt.scope is None or s == flt.scope]
-        clauses = ["n.eligible = 1", f"n.scope IN ({_marks(chosen)})"]
+        clauses = ["n.eligible = 1", f"n.scope IN ({marks(chosen)})"]
         params: list[object] = [*chosen]
         if flt.lifecycle is not LifecycleFilter.ALL:
             clauses.append("n.lifecycle = ?")
@@ -325,7 +329,7 @@ class Reader:
     def _records(self, sql: str, params: Sequence[object]) -> list[Record]:
         self.conn.row_factory = sqlite3.Row
         try:
-            rows = self._run(sql, params).fetchall()
+            rows = self.run(sql, params).fetchall()
         finally:
             self.conn.row_factory = None
         if not rows:
@@ -335,14 +339,14 @@ class Reader:
         targets: dict[str, list[tuple[str, int, str, int | None, str | None]]] = {
             p: [] for p in paths
         }
-        marks = _marks(paths)
-        for path, fld, text, precision, start, end in self._run(
-            f'SELECT path, field, text, precision, start, "end" FROM dates WHERE path IN ({marks})',
+        among = marks(paths)
+        for path, fld, text, precision, start, end in self.run(
+            f'SELECT path, field, text, precision, start, "end" FROM dates WHERE path IN ({among})',
             paths,
         ):
             dates[path][fld] = DateValue(text, DatePrecision(precision), start, end)
-        for path, fld, ord_, text, line, resolved in self._run(
-            f"SELECT path, field, ord, text, line, resolved FROM targets WHERE path IN ({marks})"
+        for path, fld, ord_, text, line, resolved in self.run(
+            f"SELECT path, field, ord, text, line, resolved FROM targets WHERE path IN ({among})"
             " ORDER BY path, field, ord",
             paths,
         ):
@@ -414,5 +418,6 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _marks(items: Sequence[object]) -> str:
+def marks(items: Sequence[object]) -> str:
+    """SQL placeholders for `items` (`NULL` for none, so `IN (NULL)` matches nothing)."""
     return ",".join("?" * len(items)) or "NULL"

@@ -18,9 +18,19 @@ __all__ = [
     "PROJECTION_TABLES",
 ]
 
-FINGERPRINT = "almanac-state-9"
+FINGERPRINT = "almanac-state-12"
 
-PROJECTION_TABLES = ("files", "notes", "dates", "targets", "names", "issues", "meta")
+PROJECTION_TABLES = (
+    "files",
+    "notes",
+    "dates",
+    "spans",
+    "sources",
+    "targets",
+    "names",
+    "issues",
+    "meta",
+)
 
 PROJECTION_DDL = """
 CREATE TABLE files (
@@ -40,6 +50,17 @@ CREATE TABLE dates (
     path TEXT NOT NULL, field TEXT NOT NULL, text TEXT NOT NULL, precision TEXT NOT NULL,
     start INTEGER NOT NULL, "end" INTEGER NOT NULL
 );
+-- The occurrence projection (temporal/spans.py): anchors (idx -1) and materialised occurrences,
+-- each with its record's filters and clock inputs, so a time query reads this table alone.
+CREATE TABLE spans (
+    path TEXT NOT NULL, idx INTEGER NOT NULL, start INTEGER, vend INTEGER, stop INTEGER,
+    text TEXT, precision TEXT, tier INTEGER NOT NULL, recurring INTEGER NOT NULL,
+    more INTEGER NOT NULL, id TEXT NOT NULL, scope TEXT NOT NULL, type TEXT NOT NULL,
+    lifecycle TEXT NOT NULL, eligible INTEGER NOT NULL, source_event INTEGER NOT NULL,
+    due_start INTEGER, due_end INTEGER, due_instant INTEGER, open INTEGER NOT NULL,
+    occ_start INTEGER, occ_stop INTEGER, valid_from INTEGER, valid_until INTEGER,
+    PRIMARY KEY (path, idx)
+) WITHOUT ROWID;
 CREATE TABLE targets (
     path TEXT NOT NULL, field TEXT NOT NULL, ord INTEGER NOT NULL, kind TEXT NOT NULL,
     text TEXT NOT NULL, line INTEGER, target TEXT NOT NULL, key_lower TEXT NOT NULL,
@@ -72,6 +93,9 @@ JOIN targets o ON o.path = n.path AND o.field = 'to' AND o.status = 'resolved'
 LEFT JOIN dates vf ON vf.path = n.path AND vf.field = 'valid_from'
 LEFT JOIN dates vu ON vu.path = n.path AND vu.field = 'valid_until'
 WHERE n.kind = 'relationship' AND n.valid = 1;
+-- A claim's or relationship's source, by the entity it is about: what a timeline of that
+-- entity reaches through "source associations" (temporal/timeline.py), read by index.
+CREATE TABLE sources (path TEXT NOT NULL, entity TEXT NOT NULL, source TEXT NOT NULL);
 CREATE TABLE names (path TEXT NOT NULL, key TEXT NOT NULL, source TEXT NOT NULL);
 CREATE TABLE issues (
     path TEXT NOT NULL, line INTEGER, field TEXT, code TEXT NOT NULL, message TEXT NOT NULL,
@@ -90,9 +114,16 @@ PROJECTION_INDEXES = (
     "CREATE INDEX notes_kind ON notes (eligible, scope, kind, type)",
     "CREATE UNIQUE INDEX dates_path ON dates (path, field)",
     "CREATE INDEX dates_field_start ON dates (field, start)",
+    # Covering: a day, week or range query reads only this index, then the notes it matched.
+    "CREATE INDEX spans_range ON spans (tier, start)",
+    "CREATE INDEX sources_entity ON sources (entity, source, path)",
+    "CREATE INDEX sources_path ON sources (path)",
+    "CREATE INDEX spans_more ON spans (start) WHERE more = 1",
     "CREATE UNIQUE INDEX targets_path ON targets (path, field, ord)",
     "CREATE INDEX targets_lower ON targets (key_lower)",
     "CREATE INDEX targets_norm ON targets (key_norm)",
+    # What is associated with an entity: the notes whose fields resolve to it.
+    "CREATE INDEX targets_resolved ON targets (resolved_path, field, path)",
     "CREATE INDEX names_key ON names (key)",
     "CREATE INDEX names_path ON names (path)",
     "CREATE INDEX issues_path ON issues (path, origin)",

@@ -13,7 +13,7 @@ import pytest
 import temporal
 
 NOW = 1_800_000_000_000_000
-TABLES = ("notes", "dates", "targets", "edges", "names", "issues")
+TABLES = ("notes", "dates", "spans", "sources", "targets", "edges", "names", "issues")
 
 NOTES = {
     "people/ada.md": "---\ntype: person\naliases: [Ada L]\n---\n# Ada Lopez\nWorks with [[Bob]].\n",

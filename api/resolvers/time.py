@@ -1,0 +1,245 @@
+from __future__ import annotations
+
+import strawberry
+
+import temporal
+from api.args import decode_cursor, encode_cursor, page_size
+from api.context import Context, Info
+from api.types.common import PageInfo, RecordRef
+from api.types.time import (
+    ClockCount,
+    LastSeenResult,
+    Occurrence,
+    OccurrenceResult,
+    Order,
+    TimelineEntry,
+    TimelineResult,
+)
+from temporal import Eligibility, Group, TimeField
+from vault import InvalidInput
+
+__all__ = ["chronicle_day", "chronicle_last_seen", "chronicle_since", "occurrences", "timeline"]
+
+# How many occurrences one `occurrences` page may hold.
+_OCCURRENCE_PAGE = 1_000
+
+
+def timeline(
+    info: Info,
+    entity: strawberry.ID | None = None,
+    kind: str | None = None,
+    time_field: TimeField | None = TimeField.OCCURRED_AT,
+    since: str | None = None,
+    until: str | None = None,
+    order: Order | None = Order.ASC,
+    eligibility: Eligibility | None = Eligibility.ACTIVE,
+    group: Group | None = Group.NONE,
+    include_sources: bool | None = False,
+    as_of: str | None = None,
+    timezone: str | None = "UTC",
+    scope: str | None = None,
+    first: int | None = 20,
+    after: str | None = None,
+) -> TimelineResult:
+    """Dated records, optionally of one entity, grouped by source on request."""
+    context = info.context
+    size = page_size(20 if first is None else first)
+    tz = _zone(timezone)
+    since_us, until_us = _range(since, until)
+    as_of_us = _bound(as_of, "asOf") if as_of is not None else None
+    field = time_field or TimeField.OCCURRED_AT
+    grouping = group or Group.NONE
+    if grouping is Group.SOURCE:
+        if entity is None:
+            raise InvalidInput("Argument 'group': SOURCE needs an 'entity'")
+        if kind is not None:
+            raise InvalidInput("Argument 'group': SOURCE rows are sources; drop 'kind'")
+        if field is not TimeField.OCCURRED_AT:
+            raise InvalidInput("Argument 'group': SOURCE dates rows by occurrence time only")
+    query = temporal.TimelineQuery(
+        entity=str(entity) if entity is not None else None,
+        kind=kind,
+        time_field=field,
+        since_us=since_us,
+        until_us=until_us,
+        descending=order is Order.DESC,
+        eligibility=eligibility or Eligibility.ACTIVE,
+        group=grouping,
+        include_sources=bool(include_sources),
+        as_of_us=as_of_us,
+        tz=tz,
+    )
+    scopes = context.readable(scope)
+    offset = _offset(context, scopes, after)
+    found = temporal.timeline(
+        context.reader(), query, scopes, now_us=context.now_us, first=size, offset=offset
+    )
+    return _result(context, scopes, found, tz, offset)
+
+
+def chronicle_day(
+    info: Info,
+    date: str,
+    timezone: str | None = "UTC",
+    week: bool | None = False,
+    kind: str | None = None,
+    include_partial: bool | None = False,
+    scope: str | None = None,
+    first: int | None = 20,
+    after: str | None = None,
+) -> TimelineResult:
+    """Everything that occurred on one local day, or in its Monday-Sunday week."""
+    context = info.context
+    size = page_size(20 if first is None else first)
+    tz = _zone(timezone)
+    day = temporal.parse_local_date(date, name="date")
+    span = temporal.week_of(day, tz) if week else temporal.local_day(day, tz)
+    scopes = context.readable(scope)
+    offset = _offset(context, scopes, after)
+    found = temporal.chronicle_day(
+        context.reader(),
+        span,
+        scopes,
+        on=day,
+        kind=kind,
+        include_partial=bool(include_partial),
+        tz=tz,
+        now_us=context.now_us,
+        first=size,
+        offset=offset,
+    )
+    return _result(context, scopes, found, tz, offset)
+
+
+def chronicle_since(
+    info: Info,
+    since: str,
+    until: str | None = None,
+    kind: str | None = None,
+    timezone: str | None = "UTC",
+    scope: str | None = None,
+    first: int | None = 20,
+    after: str | None = None,
+) -> TimelineResult:
+    """Occurrence-time range, oldest first."""
+    context = info.context
+    size = page_size(20 if first is None else first)
+    tz = _zone(timezone)
+    since_us, until_us = _range(since, until)
+    assert since_us is not None
+    scopes = context.readable(scope)
+    offset = _offset(context, scopes, after)
+    found = temporal.chronicle_since(
+        context.reader(),
+        since_us,
+        until_us,
+        scopes,
+        kind=kind,
+        tz=tz,
+        now_us=context.now_us,
+        first=size,
+        offset=offset,
+    )
+    return _result(context, scopes, found, tz, offset)
+
+
+def chronicle_last_seen(
+    info: Info,
+    entity: strawberry.ID,
+    occurred_on_or_before: str | None = None,
+    timezone: str | None = "UTC",
+    scope: str | None = None,
+) -> LastSeenResult:
+    """The latest dated record associated with an entity at or before a bound (default now)."""
+    context = info.context
+    tz = _zone(timezone)
+    bound = context.now_us
+    if occurred_on_or_before is not None:
+        bound = _bound(occurred_on_or_before, "occurredOnOrBefore", upper=True)
+    scopes = context.readable(scope)
+    found = temporal.last_seen(
+        context.reader(), str(entity), scopes, bound_us=bound, now_us=context.now_us, tz=tz
+    )
+    return LastSeenResult(
+        entry=TimelineEntry.from_domain(found.entry) if found.entry is not None else None,
+        reason=found.reason,
+        meta=context.meta(scopes),
+    )
+
+
+def occurrences(
+    info: Info,
+    id: strawberry.ID,
+    since: str,
+    until: str,
+    timezone: str | None = "UTC",
+    scope: str | None = None,
+    first: int | None = 100,
+) -> OccurrenceResult:
+    """Expanded occurrences of one recurring record inside a closed range."""
+    context = info.context
+    size = page_size(100 if first is None else first, limit=_OCCURRENCE_PAGE)
+    tz = _zone(timezone)
+    since_us, until_us = _range(since, until)
+    assert since_us is not None and until_us is not None
+    scopes = context.readable(scope)
+    found = temporal.occurrences(
+        context.reader(), str(id), scopes, since_us=since_us, until_us=until_us, tz=tz
+    )
+    return OccurrenceResult(
+        record=RecordRef.from_domain(found.record) if found.record is not None else None,
+        occurrences=[Occurrence.from_domain(o) for o in found.occurrences[:size]],
+        total=len(found.occurrences),
+        meta=context.meta(scopes, found.degraded),
+    )
+
+
+def _zone(name: str | None) -> str:
+    zone = "UTC" if name is None else name
+    try:
+        temporal.timezone(zone)
+    except InvalidInput as exc:
+        raise InvalidInput(f"Argument 'timezone': {exc}") from exc
+    return zone
+
+
+def _bound(text: str, name: str, *, upper: bool = False) -> int:
+    try:
+        return temporal.parse_query_bound(text, upper=upper)
+    except InvalidInput as exc:
+        raise InvalidInput(f"Argument {name!r}: {exc}") from exc
+
+
+def _range(since: str | None, until: str | None) -> tuple[int | None, int | None]:
+    since_us = _bound(since, "since") if since is not None else None
+    until_us = _bound(until, "until", upper=True) if until is not None else None
+    if since_us is not None and until_us is not None and since_us > until_us:
+        raise InvalidInput(f"Argument 'since' ({since}) is after 'until' ({until})")
+    return since_us, until_us
+
+
+def _offset(context: Context, scopes: list[str], after: str | None) -> int:
+    if after is None:
+        return 0
+    key = decode_cursor(after, snapshot=context.snapshot(scopes))
+    if not key.isdigit():
+        raise InvalidInput(f"Cursor {after[:40]!r} does not belong to a time query")
+    return int(key)
+
+
+def _result(
+    context: Context, scopes: list[str], found: temporal.Timeline, tz: str, offset: int
+) -> TimelineResult:
+    snapshot = context.snapshot(scopes)
+    last = offset + len(found.entries)
+    end = encode_cursor(snapshot, str(last)) if found.entries else None
+    return TimelineResult(
+        entries=[TimelineEntry.from_domain(e) for e in found.entries],
+        total=found.total,
+        page_info=PageInfo(has_next_page=found.next_offset is not None, end_cursor=end),
+        as_of=temporal.format_instant(found.as_of_us),
+        timezone=tz,
+        local_date=found.local_date.isoformat(),
+        clock_counts=[ClockCount(clock=c, count=n) for c, n in found.clock_counts],
+        meta=context.meta(scopes, found.degraded),
+    )

@@ -1,0 +1,163 @@
+"""Time-query benchmark: chronicle day, week, one-month range and a hub's timeline.
+
+    python bench/chronicle.py --vault /tmp/bench100k [--state /tmp/bench100k-time.db] [--runs 30]
+    python bench/chronicle.py --notes 100000              # generates the vault in a temp folder
+
+Each query runs in-process (the GraphQL schema executed directly over the app's services: no
+HTTP, no freshness check) and over HTTP against a real `almanac serve` (uvicorn, watcher on,
+one keep-alive connection), interleaved in one run; medians in milliseconds, one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import generate
+
+from api.context import Context
+from api.schema import build_schema
+from api.services import Services, now_us
+from api.settings import Settings
+
+# Dates inside the generator's span (2024-2026): a weekday, its week, and a month.
+DAY = "2025-03-12"
+
+
+def queries(hub: str) -> dict[str, str]:
+    page = "total entries { record { id } date { text } occurrence { index } clock }"
+    return {
+        "chronicle_day_utc": f'{{ chronicleDay(date: "{DAY}") {{ {page} }} }}',
+        "chronicle_day_berlin": (
+            f'{{ chronicleDay(date: "{DAY}", timezone: "Europe/Berlin") {{ {page} }} }}'
+        ),
+        "chronicle_week": f'{{ chronicleDay(date: "{DAY}", week: true) {{ {page} }} }}',
+        "chronicle_since_month": (
+            f'{{ chronicleSince(since: "2025-03-01", until: "2025-03-31") {{ {page} }} }}'
+        ),
+        "timeline_hub": f'{{ timeline(entity: "{hub}") {{ {page} }} }}',
+        "timeline_hub_month": (
+            f'{{ timeline(entity: "{hub}", since: "2025-03-01", until: "2025-03-31")'
+            f" {{ {page} }} }}"
+        ),
+        "timeline_hub_by_source": (
+            f'{{ timeline(entity: "{hub}", group: SOURCE) {{ total entries {{ record {{ id }}'
+            " claims } } }"
+        ),
+    }
+
+
+def measure(vault: Path, state: Path, runs: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"notes": sum(1 for _ in vault.rglob("*.md"))}
+    settings = Settings.build(vault=vault, state=state, config=None, watch=False)
+    start = time.perf_counter()
+    services = Services.open(settings, now_us=now_us())
+    out["open_and_reconcile_s"] = round(time.perf_counter() - start, 2)
+    with services.store.read() as reader:
+        out["spans_rows"] = reader.run("SELECT count(*) FROM spans").fetchone()[0]
+        out["recurring_records"] = reader.run(
+            "SELECT count(*) FROM spans WHERE recurring = 1 AND idx = -1"
+        ).fetchone()[0]
+        hub, refs = reader.run(
+            "SELECT n.id, count(*) c FROM targets t JOIN notes n ON n.path = t.resolved_path"
+            " WHERE t.field IN ('entities', 'owner', 'from', 'to', 'subject')"
+            " GROUP BY t.resolved_path ORDER BY c DESC LIMIT 1"
+        ).fetchone()
+    out["hub"], out["hub_direct_references"] = hub, refs
+    schema = build_schema()
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "api", "serve", "--vault", str(vault), "--state", str(state)]
+        + ["--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
+    try:
+        conn = _connect(port)
+        for name, query in queries(hub).items():
+            in_process: list[float] = []
+            over_http: list[float] = []
+            total = None
+            for _ in range(runs):
+                context = Context(services, None, now_us())
+                t0 = time.perf_counter()
+                result = schema.execute_sync(query, context_value=context)
+                in_process.append(time.perf_counter() - t0)
+                context.close()
+                assert result.errors is None, result.errors
+                t0 = time.perf_counter()
+                body = _post(conn, query)
+                over_http.append(time.perf_counter() - t0)
+                assert "errors" not in body, body
+                total = next(iter(body["data"].values()))["total"]
+            out[name] = {
+                "total": total,
+                "in_process_ms": round(statistics.median(in_process) * 1000, 2),
+                "http_ms": round(statistics.median(over_http) * 1000, 2),
+            }
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        services.close()
+    return out
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _connect(port: int) -> http.client.HTTPConnection:
+    deadline = time.monotonic() + 600
+    while True:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            _post(conn, "{ status { recordCount } }")
+            return conn
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def _post(conn: http.client.HTTPConnection, query: str) -> dict[str, Any]:
+    payload = json.dumps({"query": query})
+    conn.request("POST", "/graphql", payload, {"Content-Type": "application/json"})
+    response = conn.getresponse()
+    body: dict[str, Any] = json.loads(response.read())
+    return body
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--vault", type=Path)
+    parser.add_argument("--notes", type=int)
+    parser.add_argument("--state", type=Path)
+    parser.add_argument("--runs", type=int, default=30)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        vault = args.vault
+        if vault is None:
+            vault = Path(tmp) / "vault"
+            generate.generate(vault, args.notes or 100_000)
+        state = args.state or Path(tmp) / "state.db"
+        print(json.dumps(measure(vault, state, args.runs), indent=1), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""Local days, Monday-Sunday weeks and clock relations in an IANA zone (SPEC "Dates", Timeline).
+
+Instants are integer microseconds (UTC). A local day in a zone is the half-open UTC interval
+from that date's local midnight to the next one, so it lasts 23 or 25 hours on a DST change;
+a date-only value is a floating calendar date and belongs to that date in every zone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+from enum import Enum
+
+import pendulum
+
+from temporal.dates import DateValue, from_datetime, instant, timezone
+from vault import InvalidDate
+
+__all__ = [
+    "Clock",
+    "LocalDay",
+    "calendar_period",
+    "clock_sql",
+    "local_date",
+    "local_day",
+    "parse_local_date",
+    "week_of",
+]
+
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
+_DAY_US = 86_400_000_000
+
+
+class Clock(Enum):
+    """Where a row stands relative to `asOf`; member names are the GraphQL values."""
+
+    PAST = "past"
+    TODAY = "today"
+    CURRENT_PERIOD = "current_period"
+    ONGOING = "ongoing"
+    FUTURE = "future"
+    OVERDUE = "overdue"
+    UNDATED = "undated"
+
+
+@dataclass(frozen=True, slots=True)
+class LocalDay:
+    """A local date (or week) in a zone: the UTC interval of its instants and of its dates.
+
+    `start_us`/`end_us` bound the instants that fall on it in the zone; `floating_start_us`/
+    `floating_end_us` are the UTC midnights of its first and past-last calendar dates, which
+    is how floating (date-only) values are stored.
+    """
+
+    first: date
+    last: date
+    start_us: int
+    end_us: int
+
+    @property
+    def floating_start_us(self) -> int:
+        return _date_us(self.first)
+
+    @property
+    def floating_end_us(self) -> int:
+        return _date_us(self.last) + _DAY_US
+
+
+def parse_local_date(text: str, *, name: str = "date") -> date:
+    """A strict `YYYY-MM-DD` calendar date.
+
+    Raises:
+        InvalidDate: anything else, naming the argument and the value.
+    """
+    if _DAY.match(text):
+        try:
+            return date.fromisoformat(text)
+        except ValueError:
+            pass
+    raise InvalidDate(f"Argument {name!r} must be a real date YYYY-MM-DD, not {text!r}")
+
+
+def local_day(day: date, tz: str, *, days: int = 1) -> LocalDay:
+    """The local day `day` (or `days` days from it) in zone `tz`."""
+    zone = timezone(tz)
+    try:
+        last = day + timedelta(days=days - 1)
+        after = last + timedelta(days=1)
+        start = pendulum.datetime(day.year, day.month, day.day, tz=zone)
+        end = pendulum.datetime(after.year, after.month, after.day, tz=zone)
+    except (OverflowError, ValueError) as exc:
+        raise InvalidDate(f"The days from {day.isoformat()} run past year 9999") from exc
+    return LocalDay(day, last, from_datetime(start), from_datetime(end))
+
+
+def week_of(day: date, tz: str) -> LocalDay:
+    """The Monday-Sunday week containing `day`, in zone `tz`."""
+    return local_day(day - timedelta(days=day.weekday()), tz, days=7)
+
+
+def local_date(us: int, tz: str) -> date:
+    """The calendar date an instant falls on in zone `tz`."""
+    return instant(us).astimezone(timezone(tz)).date()
+
+
+def calendar_period(value: DateValue) -> tuple[date, date]:
+    """The calendar dates `[first, past-last)` a day, month or year value covers."""
+    return _us_date(value.start_us), _us_date(value.end_us)
+
+
+def clock_sql(as_of_us: int, today: LocalDay) -> str:
+    """The clock relation of a row at `as_of_us` as one SQL `CASE` (SPEC "Timeline").
+
+    `today` is the local date of `as_of_us` in the requested zone. The expression reads a
+    row of `spans` (or one shaped like it) as alias `c`: its value (`start`, `vend`,
+    `precision`, and `idx`/`stop` of an occurrence; `start` NULL when undated) and its
+    record's deadline, state, occurrence and validity columns. The first rule that applies
+    wins: undated, overdue, today, current period, ongoing, then past or future. Instants
+    compare as instants; day, month and year values compare their calendar period with
+    `today`, whose UTC midnight is how a floating date is stored. Only integers we computed
+    are spliced into the text.
+    """
+    a, day_start, day_end = int(as_of_us), int(today.start_us), int(today.end_us)
+    t = int(today.floating_start_us)
+    due_passed = (
+        f"(c.due_instant = 1 AND c.due_start < {a} OR c.due_instant = 0 AND c.due_end <= {t})"
+    )
+    occ_start = "CASE WHEN c.idx >= 0 THEN c.start ELSE c.occ_start END"
+    occ_stop = "CASE WHEN c.idx >= 0 THEN c.stop ELSE c.occ_stop END"
+    return (
+        "CASE WHEN c.start IS NULL THEN 'undated'"
+        f" WHEN c.open = 1 AND c.due_start IS NOT NULL AND {due_passed} THEN 'overdue'"
+        f" WHEN c.precision = 'instant' AND c.start >= {day_start} AND c.start < {day_end}"
+        " THEN 'today'"
+        f" WHEN c.precision = 'day' AND c.start <= {t} AND {t} < c.vend THEN 'today'"
+        f" WHEN c.precision <> 'instant' AND c.start <= {t} AND {t} < c.vend"
+        " THEN 'current_period'"
+        f" WHEN c.occ_stop IS NOT NULL AND {occ_start} <= {a} AND {a} < {occ_stop} THEN 'ongoing'"
+        " WHEN (c.valid_from IS NOT NULL OR c.valid_until IS NOT NULL)"
+        f" AND coalesce(c.valid_from <= {a}, 1) AND coalesce({a} < c.valid_until, 1)"
+        " THEN 'ongoing'"
+        f" WHEN c.precision = 'instant' AND c.start < {a} OR c.precision <> 'instant'"
+        f" AND c.vend <= {t} THEN 'past'"
+        " ELSE 'future' END"
+    )
+
+
+def _date_us(day: date) -> int:
+    return (day.toordinal() - 719_163) * _DAY_US
+
+
+def _us_date(us: int) -> date:
+    # The exclusive end of year 9999 is past `date`'s range: its last day stands in for it.
+    return date.fromordinal(min(us // _DAY_US + 719_163, date.max.toordinal()))
