@@ -416,7 +416,7 @@ class ChangeSet:
             "INSERT INTO targets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [row for p in sorted(self.rows) for row in self.rows[p]],
         )
-        conn.executemany("INSERT INTO sources VALUES (?, ?, ?)", self._source_rows())
+        conn.executemany("INSERT INTO sources VALUES (?, ?, ?, ?)", self._source_rows())
         conn.executemany(
             "INSERT INTO issues VALUES (?, ?, ?, ?, ?, ?, 'file', ?)",
             [
@@ -431,6 +431,7 @@ class ChangeSet:
         ]
         conn.executemany("UPDATE notes SET eligible = ? WHERE path = ?", eligibility)
         conn.executemany("UPDATE spans SET eligible = ? WHERE path = ?", eligibility)
+        conn.executemany("UPDATE sources SET eligible = ? WHERE path = ?", eligibility)
         conn.executemany(
             "INSERT INTO issues VALUES (?, ?, ?, ?, ?, ?, 'derived', ?)",
             [(*row, scope_of(p)) for p in derived_paths for row in self._derived_issues(p)],
@@ -503,7 +504,7 @@ class ChangeSet:
                 eligible=e.eligible,
             )
 
-    def _source_rows(self) -> Iterator[tuple[str, str, str]]:
+    def _source_rows(self) -> Iterator[tuple[str, str, str, int]]:
         """(claim or relationship, entity it is about, its source): timelines' source links."""
         for path in sorted(self.rows):
             entry = self.entries.get(path)
@@ -516,7 +517,7 @@ class ChangeSet:
             sources = sorted({str(r[10]) for r in rows if r[1] == "source" and r[10]})
             for entity in about:
                 for source in sources:
-                    yield (path, entity, source)
+                    yield (path, entity, source, int(entry.eligible))
 
     def _name_rows(self) -> Iterator[tuple[str, str, str]]:
         for path in sorted(self.notes):

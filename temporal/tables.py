@@ -18,7 +18,7 @@ __all__ = [
     "PROJECTION_TABLES",
 ]
 
-FINGERPRINT = "almanac-state-12"
+FINGERPRINT = "almanac-state-13"
 
 PROJECTION_TABLES = (
     "files",
@@ -95,7 +95,9 @@ LEFT JOIN dates vu ON vu.path = n.path AND vu.field = 'valid_until'
 WHERE n.kind = 'relationship' AND n.valid = 1;
 -- A claim's or relationship's source, by the entity it is about: what a timeline of that
 -- entity reaches through "source associations" (temporal/timeline.py), read by index.
-CREATE TABLE sources (path TEXT NOT NULL, entity TEXT NOT NULL, source TEXT NOT NULL);
+CREATE TABLE sources (
+    path TEXT NOT NULL, entity TEXT NOT NULL, source TEXT NOT NULL, eligible INTEGER NOT NULL
+);
 CREATE TABLE names (path TEXT NOT NULL, key TEXT NOT NULL, source TEXT NOT NULL);
 CREATE TABLE issues (
     path TEXT NOT NULL, line INTEGER, field TEXT, code TEXT NOT NULL, message TEXT NOT NULL,
@@ -116,7 +118,7 @@ PROJECTION_INDEXES = (
     "CREATE INDEX dates_field_start ON dates (field, start)",
     # Covering: a day, week or range query reads only this index, then the notes it matched.
     "CREATE INDEX spans_range ON spans (tier, start)",
-    "CREATE INDEX sources_entity ON sources (entity, source, path)",
+    "CREATE INDEX sources_entity ON sources (entity, eligible, source)",
     "CREATE INDEX sources_path ON sources (path)",
     "CREATE INDEX spans_more ON spans (start) WHERE more = 1",
     "CREATE UNIQUE INDEX targets_path ON targets (path, field, ord)",

@@ -17,7 +17,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from enum import Enum
-from typing import Any
 
 from temporal.clock import Clock, LocalDay, clock_sql, local_date, local_day
 from temporal.dates import DatePrecision, DateValue, instant, timezone
@@ -141,18 +140,16 @@ _BY_DATE = (
     'SELECT a.path, -1 AS idx, d.start, d."end" AS vend, d."end" AS stop, d.text, d.precision, '
     + ", ".join(f"a.{column.strip()}" for column in _SPANS.split(",")[7:])
 )
-_ROW = (
-    "c.path, c.idx, c.start, c.vend, c.stop, c.text, c.precision, c.recurring, c.more, c.id,"
-    " c.scope, c.lifecycle, c.source_event"
-)
+_ROW = "c.path, c.idx, c.start, c.id, c.scope, c.lifecycle, c.source_event, c.recurring, c.more"
 
 
 @dataclass(frozen=True, slots=True)
 class _Sql:
-    """A candidate query (the columns of `spans`) and its parameters."""
+    """A candidate query (the columns of `spans`), its parameters and the field it values."""
 
     sql: str
     params: list[object]
+    field: TimeField = TimeField.OCCURRED_AT
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,24 +182,29 @@ class _Scan:
 
 @dataclass(slots=True)
 class _Row:
-    """One row of a result: its value, its record and its clock relation."""
+    """One row of a result: its place, its record, its clock relation; its value once shown.
+
+    A hub's timeline holds thousands of rows, of which one page is shown: rows are made from
+    the few columns that order, count and filter them, and `_show` reads the rest for a page.
+    """
 
     path: str
     idx: int
-    value: DateValue | None
-    stop: int | None
-    recurring: bool
-    more: bool
+    start: int | None
     id: str
     scope: str
     lifecycle: str
-    source_event: bool
+    source_event: int
+    recurring: int
+    more: int
     clock: Clock
+    value: DateValue | None = None
+    stop: int | None = None
     via: _Row | None = None
     standing: _Row | None = None  # a source_event claim shown in this row's place
 
     def key(self) -> tuple[int, str, int, str]:
-        return (self.value.start_us if self.value else 0, self.id, self.idx, self.scope)
+        return (self.start or 0, self.id, self.idx, self.scope)
 
     def occurrence(self) -> Occurrence | None:
         if self.idx < 0 or self.value is None or self.stop is None:
@@ -215,24 +217,46 @@ _PRECISIONS = {p.value: p for p in DatePrecision}
 _CLOCKS = {c.value: c for c in Clock}
 
 
-def _row(r: Any) -> _Row:
-    """A `_ROW, clock` result row (thousands per hub timeline: plain lookups, no checks)."""
-    start = r[2]
-    value = DateValue(r[5], _PRECISIONS[r[6]], start, r[3]) if start is not None else None
-    return _Row(
-        r[0], r[1], value, r[4], bool(r[7]), bool(r[8]), r[9], r[10], r[11], bool(r[12]),
-        _CLOCKS[r[13]],
-    )  # fmt: skip
-
-
 def _fetch(
-    reader: Reader, scan: _Scan, clock: str, *, descending: bool = False, extra: str = ""
+    reader: Reader, scan: _Scan, clock: str, *, descending: bool = False, show: bool = True
 ) -> list[_Row]:
-    """Every row of a scan, ordered by (start, id, index, scope)."""
+    """Every row of a scan, ordered by (start, id, index, scope); with their values if `show`."""
     sql, params = scan.sql(f"{_ROW}, {clock}")
     way = "DESC" if descending else "ASC"
-    sql += f"{extra} ORDER BY c.start {way}, c.id {way}, c.idx {way}, c.scope {way}"
-    return [_row(r) for r in reader.run(sql, params)]
+    sql += f" ORDER BY c.start {way}, c.id {way}, c.idx {way}, c.scope {way}"
+    rows = [
+        _Row(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], _CLOCKS[r[9]])
+        for r in reader.run(sql, params)
+    ]
+    if show:
+        _show(reader, scan.candidates, rows)
+    return rows
+
+
+def _show(reader: Reader, candidates: _Sql, rows: Sequence[_Row]) -> None:
+    """Read the values of `rows` (a page's worth): `spans` rows, or the `dates` of the field."""
+    wanted = [r for r in rows if r.value is None and r.start is not None]
+    if not wanted:
+        return
+    keys = json.dumps([[r.path, r.idx] for r in wanted])
+    if candidates.field is TimeField.OCCURRED_AT:
+        sql = (
+            "SELECT s.path, s.idx, s.vend, s.stop, s.text, s.precision FROM json_each(?) k"
+            " JOIN spans s ON s.path = k.value ->> 0 AND s.idx = k.value ->> 1"
+        )
+        params: list[object] = [keys]
+    else:
+        sql = (
+            'SELECT d.path, -1, d."end", d."end", d.text, d.precision FROM json_each(?) k'
+            " JOIN dates d ON d.path = k.value ->> 0 AND d.field = ?"
+        )
+        params = [keys, candidates.field.value]
+    found = {(r[0], r[1]): r[2:] for r in reader.run(sql, params)}
+    for row in wanted:
+        vend, stop, text, precision = found[(row.path, row.idx)]
+        assert row.start is not None
+        row.value = DateValue(text, _PRECISIONS[precision], row.start, vend)
+        row.stop = stop
 
 
 # -- queries --------------------------------------------------------------------------------
@@ -262,7 +286,7 @@ def timeline(
         query.kind,
         valid_at=query.as_of_us if active else None,
     )
-    rows = _fetch(reader, scan, clock, descending=query.descending)
+    rows = _fetch(reader, scan, clock, descending=query.descending, show=False)
     occurrence_time = query.time_field is TimeField.OCCURRED_AT
     stand_in = occurrence_time and query.kind != "meeting"
     if stand_in:
@@ -272,6 +296,7 @@ def timeline(
     bounds = (query.since_us, query.until_us) if occurrence_time else None
     degraded = _recurrence_degraded(reader, rows, scan, bounds, entities)
     page = rows[offset : offset + first]
+    _show(reader, scan.candidates, page)
     if stand_in:
         _stand_in(reader, page, scopes, entities or (), clock)
     return _result(reader, rows, page, query, as_of, local_date(as_of, query.tz), offset, degraded)
@@ -349,11 +374,13 @@ def last_seen(
         params,
     )
     clock = clock_sql(now_us, local_day(local_date(now_us, tz), tz))
-    rows = _fetch(reader, _Scan(candidates, scopes, ["active"]), clock, descending=True)
+    scan = _Scan(candidates, scopes, ["active"])
+    rows = _fetch(reader, scan, clock, descending=True, show=False)
     rows = _drop_standing(reader, rows, scopes, paths)
     if not rows:
         return LastSeen(None, "no_dated_association")
     _stand_in(reader, rows[:1], scopes, paths, clock)
+    _show(reader, candidates, rows[:1])
     query = TimelineQuery(entity=entity, include_sources=True, tz=tz)
     return LastSeen(_entries(reader, rows[:1], query)[0], None)
 
@@ -448,7 +475,7 @@ def _candidates(query: TimelineQuery, entities: Sequence[str] | None) -> _Sql:
     if entities is not None:
         source += f" AND d.path IN ({assoc})"
         head += params
-    return _Sql(f"SELECT * FROM ({source}) c WHERE {exact}", head)
+    return _Sql(f"SELECT * FROM ({source}) c WHERE {exact}", head, query.time_field)
 
 
 def _overlap(since: int | None, until: int | None) -> str:
@@ -471,6 +498,7 @@ def _anchors(paths: Iterable[str], field: TimeField = TimeField.OCCURRED_AT) -> 
         f"{_BY_DATE} FROM spans a LEFT JOIN dates d ON d.path = a.path AND d.field = ?"
         " WHERE a.path IN (SELECT value FROM json_each(?)) AND a.idx = -1",
         [field.value, wanted],
+        field,
     )
 
 
@@ -500,13 +528,13 @@ def _associated(entities: Sequence[str]) -> tuple[str, list[object]]:
     links (co-mentions), never the entity itself.
     """
     among = marks(entities)
+    # UNION ALL: the IN (...) that reads this subquery keeps each path once anyway.
     sql = (
         f"SELECT path FROM targets WHERE resolved_path IN ({among})"
         " AND field IN ('entities', 'owner', 'from', 'to', 'subject')"
         f" AND path NOT IN ({among})"
-        " UNION SELECT s.source FROM sources s"
-        " JOIN spans a ON a.path = s.path AND a.idx = -1 AND a.eligible = 1"
-        f" WHERE s.entity IN ({among}) AND s.source NOT IN ({among})"
+        " UNION ALL SELECT source FROM sources"
+        f" WHERE entity IN ({among}) AND eligible = 1 AND source NOT IN ({among})"
     )
     return sql, [*entities, *entities, *entities, *entities]
 
@@ -637,12 +665,13 @@ def _chronicle(
 ) -> Timeline:
     clock = clock_sql(now_us, local_day(local_date(now_us, query.tz), query.tz))
     scan = _Scan(candidates, scopes, ["active", "superseded"], query.kind)
-    rows = _fetch(reader, scan, clock)
+    rows = _fetch(reader, scan, clock, show=False)
     if query.kind != "meeting":
         rows = _drop_standing(reader, rows, scopes, ())
     rows = _replace_superseded(reader, rows, scan, clock, query)
     degraded = _recurrence_degraded(reader, rows, scan, bounds, None)
     page = rows[offset : offset + first]
+    _show(reader, scan.candidates, page)
     if query.kind != "meeting":
         _stand_in(reader, page, scopes, (), clock)
     return _result(reader, rows, page, query, now_us, on, offset, degraded)
