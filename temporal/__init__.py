@@ -26,6 +26,14 @@ from temporal.records import (
     TimeField,
     note_dates,
 )
+from temporal.search import (
+    MatchMode,
+    SearchHit,
+    SearchPage,
+    Snippet,
+    search_records,
+    search_tokens,
+)
 from temporal.store import Count, Reader, RecordFilter, StatusCounts, Store
 from temporal.tables import FINGERPRINT
 
@@ -38,6 +46,7 @@ __all__ = [
     "LifecycleFilter",
     "LinkRef",
     "Locator",
+    "MatchMode",
     "NameIndex",
     "Reader",
     "ReconcileResult",
@@ -47,6 +56,9 @@ __all__ = [
     "RecordKind",
     "RecordRef",
     "Resolution",
+    "SearchHit",
+    "SearchPage",
+    "Snippet",
     "StatusCounts",
     "Store",
     "TimeField",
@@ -58,6 +70,8 @@ __all__ = [
     "note_dates",
     "parse_date_value",
     "parse_query_bound",
+    "search_records",
+    "search_tokens",
     "slug_suffixes",
     "snapshot_id",
     "timezone",

@@ -16,11 +16,15 @@ __all__ = [
     "PROJECTION_DDL",
     "PROJECTION_INDEXES",
     "PROJECTION_TABLES",
+    "SEARCH_TABLES",
+    "SEARCH_TRIGGERS",
 ]
 
-FINGERPRINT = "almanac-state-9"
+FINGERPRINT = "almanac-state-10"
 
 PROJECTION_TABLES = ("files", "notes", "dates", "targets", "names", "issues", "meta")
+# The full-text index (FTS5, with its shadow tables), apart so its lines merge on their own.
+SEARCH_TABLES = ("search",)
 
 PROJECTION_DDL = """
 CREATE TABLE files (
@@ -78,6 +82,18 @@ CREATE TABLE issues (
     record_id TEXT, origin TEXT NOT NULL, scope TEXT NOT NULL
 );
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+-- Full-text search: an external-content FTS5 index over every note row (filters, eligibility and
+-- scopes are applied by the query), kept in step by SEARCH_TRIGGERS. Aliases are indexed as
+-- their text, one per line, not as the JSON of notes.aliases (whose escapes would tokenise).
+-- Rowids are notes' rowids: nothing may VACUUM the state database without a 'rebuild'.
+CREATE VIEW search_text AS
+SELECT rowid AS rowid, title,
+       (SELECT group_concat(value, char(10)) FROM json_each(aliases)) AS aliases, body
+FROM notes;
+CREATE VIRTUAL TABLE search USING fts5(
+    title, aliases, body, content='search_text', content_rowid='rowid',
+    tokenize='unicode61 remove_diacritics 2'
+);
 """
 
 # Secondary indexes, apart so a bulk load can build them once, after inserting (much faster).
@@ -98,6 +114,25 @@ PROJECTION_INDEXES = (
     "CREATE INDEX issues_path ON issues (path, origin)",
     "CREATE INDEX issues_scope ON issues (scope, path, line)",
 )
+
+# Kept apart from the DDL (their bodies hold semicolons); a bulk load drops them and ends with
+# one FTS5 'rebuild', much faster than one index update per inserted row.
+_ALIASES = "(SELECT group_concat(value, char(10)) FROM json_each({}.aliases))"
+_SEARCH_DELETE = (
+    "INSERT INTO search (search, rowid, title, aliases, body)"
+    f" VALUES ('delete', old.rowid, old.title, {_ALIASES.format('old')}, old.body);"
+)
+_SEARCH_INSERT = (
+    "INSERT INTO search (rowid, title, aliases, body)"
+    f" VALUES (new.rowid, new.title, {_ALIASES.format('new')}, new.body);"
+)
+SEARCH_TRIGGERS = {
+    "search_insert": f"AFTER INSERT ON notes BEGIN {_SEARCH_INSERT} END",
+    "search_delete": f"AFTER DELETE ON notes BEGIN {_SEARCH_DELETE} END",
+    "search_update": (
+        f"AFTER UPDATE OF title, aliases, body ON notes BEGIN {_SEARCH_DELETE} {_SEARCH_INSERT} END"
+    ),
+}
 
 MIGRATIONS = sqlite_utils.Migrations("almanac")
 
