@@ -11,8 +11,10 @@ from strawberry.schema.config import StrawberryConfig
 
 from api.errors import ErrorCodes
 from api.resolvers import records as resolvers
+from api.resolvers.search import search
 from api.settings import Limits
 from api.types.records import LookupResult, Record, RecordConnection, Status
+from api.types.search import SearchConnection
 
 __all__ = ["Query", "build_schema"]
 
@@ -36,6 +38,10 @@ class Query:
     )
     lookup: LookupResult = strawberry.field(
         resolver=resolvers.lookup, description="Exact id, slug, title or alias lookup. Never fuzzy."
+    )
+    search: SearchConnection = strawberry.field(
+        resolver=search,
+        description="FTS5/BM25 keyword search over title (8), aliases (6) and body (1).",
     )
 
 
