@@ -29,6 +29,7 @@ from temporal.tables import (
     PROJECTION_DDL,
     PROJECTION_INDEXES,
     PROJECTION_TABLES,
+    SEARCH_REBUILD,
     SEARCH_TABLES,
     SEARCH_TRIGGERS,
 )
@@ -142,7 +143,8 @@ class Store:
         for statement in PROJECTION_INDEXES:
             conn.execute(statement)
         # The full-text index, likewise: one pass over every note instead of one per row.
-        conn.execute("INSERT INTO search (search) VALUES ('rebuild')")
+        for statement in SEARCH_REBUILD:
+            conn.execute(statement)
         _create_triggers(conn)
 
     @contextlib.contextmanager

@@ -16,6 +16,7 @@ __all__ = [
     "PROJECTION_DDL",
     "PROJECTION_INDEXES",
     "PROJECTION_TABLES",
+    "SEARCH_REBUILD",
     "SEARCH_TABLES",
     "SEARCH_TRIGGERS",
 ]
@@ -85,7 +86,7 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 -- Full-text search: an external-content FTS5 index over every note row (filters, eligibility and
 -- scopes are applied by the query), kept in step by SEARCH_TRIGGERS. Aliases are indexed as
 -- their text, one per line, not as the JSON of notes.aliases (whose escapes would tokenise).
--- Rowids are notes' rowids: nothing may VACUUM the state database without a 'rebuild'.
+-- Rowids are notes' rowids: nothing may VACUUM the state database without SEARCH_REBUILD.
 CREATE VIEW search_text AS
 SELECT rowid AS rowid, title,
        (SELECT group_concat(value, char(10)) FROM json_each(aliases)) AS aliases, body
@@ -116,7 +117,8 @@ PROJECTION_INDEXES = (
 )
 
 # Kept apart from the DDL (their bodies hold semicolons); a bulk load drops them and ends with
-# one FTS5 'rebuild', much faster than one index update per inserted row.
+# SEARCH_REBUILD, much faster than one index update per inserted row. (FTS5's own 'rebuild'
+# cannot read the search_text view: SQLite refuses json_each inside it.)
 _ALIASES = "(SELECT group_concat(value, char(10)) FROM json_each({}.aliases))"
 _SEARCH_DELETE = (
     "INSERT INTO search (search, rowid, title, aliases, body)"
@@ -125,6 +127,11 @@ _SEARCH_DELETE = (
 _SEARCH_INSERT = (
     "INSERT INTO search (rowid, title, aliases, body)"
     f" VALUES (new.rowid, new.title, {_ALIASES.format('new')}, new.body);"
+)
+SEARCH_REBUILD = (
+    "INSERT INTO search (search) VALUES ('delete-all')",
+    "INSERT INTO search (rowid, title, aliases, body)"
+    f" SELECT rowid, title, {_ALIASES.format('notes')}, body FROM notes",
 )
 SEARCH_TRIGGERS = {
     "search_insert": f"AFTER INSERT ON notes BEGIN {_SEARCH_INSERT} END",
