@@ -237,10 +237,12 @@ def _replacements(
     """(superseded match, its current replacement) pairs, in the superseded matches' order."""
     old_flt = dataclasses.replace(flt, lifecycle=LifecycleFilter.SUPERSEDED)
     where, params = reader._filter(old_flt, scopes)
+    # Superseded records are few: start from them (notes_live) and ask the index about each,
+    # rather than walk every match of a common word.
     base = (
-        f"FROM search CROSS JOIN notes n ON n.rowid = search.rowid WHERE search MATCH ? AND {where}"
+        f"FROM notes n CROSS JOIN search ON search.rowid = n.rowid WHERE {where} AND search MATCH ?"
     )
-    matched = _rows(reader, base, [expression, *params], limit=-1, offset=0)
+    matched = _rows(reader, base, [*params, expression], limit=-1, offset=0)
     if not matched:
         return []
     direct_where, direct_params = reader._filter(flt, scopes)
