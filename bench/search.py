@@ -7,7 +7,8 @@ reconciles it into --state (cold when the file is new, timed), then measures eac
 `--runs` times after one warm-up: `temporal.search_records` over one read transaction
 (first page of 20, default filter), and the same search through the Starlette app
 (TestClient, watcher on, so the freshness check is a drained inotify queue). Prints one
-JSON object; figures go into bench/README.md by hand.
+JSON object; figures go into bench/README.md by hand. The floor of each query is the bare
+FTS5 statement ranking the same matches (`ORDER BY bm25(...) LIMIT 20`, no filter, no join).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import sqlite3
 import statistics
 import sys
 import time
@@ -69,6 +71,10 @@ def measure(vault: Path, state: Path, notes: int, runs: int) -> dict[str, object
             out[f"{name}_in_process_ms"] = 1000 * _median(
                 functools.partial(_search, reader, query), runs
             )
+            # Floor: the bare FTS5 query that ranks the same matches (no filter, no join, no
+            # snippets), in the same run.
+            floor = functools.partial(_fts_floor, reader.conn, query)
+            out[f"{name}_fts_floor_ms"] = 1000 * _median(floor, runs)
     start = time.perf_counter()
     with store.write() as conn:
         for statement in SEARCH_REBUILD:
@@ -97,6 +103,12 @@ def _search(reader: temporal.Reader, query: str) -> temporal.SearchPage:
         scopes=["default"],
         first=20,
     )
+
+
+def _fts_floor(conn: sqlite3.Connection, query: str) -> list[object]:
+    expression = " AND ".join(f'"{t}"' for t in temporal.search_tokens(query))
+    sql = "SELECT rowid FROM search WHERE search MATCH ? ORDER BY bm25(search, 8, 6, 1) LIMIT 20"
+    return conn.execute(sql, (expression,)).fetchall()
 
 
 def _median(action: Callable[[], object], runs: int) -> float:
