@@ -248,6 +248,7 @@ def _replacements(
     direct_where, direct_params = reader._filter(flt, scopes)
     hit_sql = "SELECT 1 FROM search WHERE search MATCH ? AND rowid = ?"
     keep_sql = f"SELECT {_COLUMNS} FROM notes n WHERE n.path = ? AND {direct_where}"
+    pass_sql = f"SELECT 1 FROM notes n WHERE n.path = ? AND {where}"
     step_sql = (
         "SELECT t.resolved_path, m.lifecycle, m.eligible FROM targets t"
         " JOIN notes m ON m.path = t.resolved_path"
@@ -266,8 +267,8 @@ def _replacements(
             if step[1] == "active":
                 current = path
                 break
-            if step[1] != "superseded":
-                break
+            if step[1] != "superseded" or not reader._run(pass_sql, [path, *params]).fetchone():
+                break  # a chain through a filtered-out record returns nothing
         if current is None or current in seen:
             continue
         row = reader._run(keep_sql, [current, *direct_params]).fetchone()

@@ -274,6 +274,7 @@ def test_superseded_match_returns_the_current_record_after_direct_hits(
     assert hit.snippet is not None and not hit.snippet.match_located
     assert hit.snippet.text == "# Use granite\n\nGranite after all."
     assert hit.locator.path == "decisions/new.md"
+    assert run(store, "quartz", flt=RecordFilter(type="decision")).hits == page.hits
 
 
 def test_replacements_follow_direct_hits_once(store: temporal.Store) -> None:
@@ -289,6 +290,15 @@ def test_replacements_follow_direct_hits_once(store: temporal.Store) -> None:
 def test_replacement_outside_the_filter_returns_nothing(store: temporal.Store) -> None:
     assert run(store, "slate").total == 1
     assert run(store, "slate", flt=RecordFilter(type="decision")).total == 0
+
+
+def test_a_chain_through_a_filtered_out_record_returns_nothing(vault: Path, tmp_path: Path) -> None:
+    write(vault, {"decisions/mid.md": NOTES["decisions/mid.md"].replace("decision", "note", 1)})
+    store = temporal.Store.open(tmp_path / "other.db", fingerprint=CONFIG.fingerprint("t"))
+    temporal.Reconciler(store, vault, CONFIG).reconcile(now_us=NOW)
+    assert ids(run(store, "quartz")) == ["decisions/new"]
+    assert run(store, "quartz", flt=RecordFilter(type="decision")).total == 0
+    store.close()
 
 
 def test_lifecycle_filters_show_superseded_records_themselves(store: temporal.Store) -> None:
