@@ -163,8 +163,10 @@ def search_records(
     distinct = tuple(dict.fromkeys(tokens))
     expression = _expression(tokens if mode is MatchMode.PHRASE else distinct, mode)
     where, params = reader._filter(flt, scopes)
+    # `n` is search_keys: the filter's columns of notes, without the wide rows.
     base = (
-        f"FROM search CROSS JOIN notes n ON n.rowid = search.rowid WHERE search MATCH ? AND {where}"
+        "FROM search CROSS JOIN search_keys n ON n.rowid = search.rowid"
+        f" WHERE search MATCH ? AND {where}"
     )
     total = int(reader._run(f"SELECT count(*) {base}", [expression, *params]).fetchone()[0])
     rows: list[_Row] = []
@@ -225,10 +227,15 @@ def _rows(
 ) -> list[_Row]:
     # bm25() is lower-is-better; the score shown is its negation, so higher is better.
     sql = (
-        f"SELECT {_COLUMNS}, -bm25(search, {_WEIGHTS}) AS score {base}"
+        f"SELECT n.rowid, -bm25(search, {_WEIGHTS}) AS score {base}"
         " ORDER BY score DESC, n.id, n.scope LIMIT ? OFFSET ?"
     )
-    return [_row(r[:-1], r[-1]) for r in reader._run(sql, [*params, limit, offset])]
+    scored = reader._run(sql, [*params, limit, offset]).fetchall()
+    if not scored:
+        return []
+    details = f"SELECT {_COLUMNS} FROM notes n WHERE n.rowid IN ({','.join('?' * len(scored))})"
+    found = {r[0]: r for r in reader._run(details, [rowid for rowid, _ in scored])}
+    return [_row(found[rowid], score) for rowid, score in scored]
 
 
 def _replacements(
@@ -240,7 +247,8 @@ def _replacements(
     # Superseded records are few: start from them (notes_live) and ask the index about each,
     # rather than walk every match of a common word.
     base = (
-        f"FROM notes n CROSS JOIN search ON search.rowid = n.rowid WHERE {where} AND search MATCH ?"
+        "FROM search_keys n CROSS JOIN search ON search.rowid = n.rowid"
+        f" WHERE {where} AND search MATCH ?"
     )
     matched = _rows(reader, base, [*params, expression], limit=-1, offset=0)
     if not matched:

@@ -140,10 +140,10 @@ class Store:
         for name in SEARCH_TRIGGERS:
             conn.execute(f"DROP TRIGGER IF EXISTS {name}")
         yield
-        for statement in PROJECTION_INDEXES:
-            conn.execute(statement)
         # The full-text index, likewise: one pass over every note instead of one per row.
         for statement in SEARCH_REBUILD:
+            conn.execute(statement)
+        for statement in PROJECTION_INDEXES:
             conn.execute(statement)
         _create_triggers(conn)
 

@@ -25,7 +25,7 @@ FINGERPRINT = "almanac-state-10"
 
 PROJECTION_TABLES = ("files", "notes", "dates", "targets", "names", "issues", "meta")
 # The full-text index (FTS5, with its shadow tables), apart so its lines merge on their own.
-SEARCH_TABLES = ("search",)
+SEARCH_TABLES = ("search", "search_keys")
 
 PROJECTION_DDL = """
 CREATE TABLE files (
@@ -95,6 +95,13 @@ CREATE VIRTUAL TABLE search USING fts5(
     title, aliases, body, content='search_text', content_rowid='rowid',
     tokenize='unicode61 remove_diacritics 2'
 );
+-- The columns of notes that search filters and orders by, by notes' rowid: a narrow copy, so
+-- that counting and ranking tens of thousands of matches never reads the wide note rows.
+CREATE TABLE search_keys (
+    rowid INTEGER PRIMARY KEY, path TEXT NOT NULL, id TEXT NOT NULL, scope TEXT NOT NULL,
+    kind TEXT NOT NULL, type TEXT NOT NULL, tags TEXT NOT NULL, lifecycle TEXT NOT NULL,
+    eligible INTEGER NOT NULL
+);
 """
 
 # Secondary indexes, apart so a bulk load can build them once, after inserting (much faster).
@@ -105,6 +112,7 @@ PROJECTION_INDEXES = (
     "CREATE INDEX notes_live ON notes (eligible, lifecycle, scope, id)",
     "CREATE INDEX notes_type ON notes (eligible, type, lifecycle, scope, id)",
     "CREATE INDEX notes_kind ON notes (eligible, scope, kind, type)",
+    "CREATE INDEX search_keys_live ON search_keys (eligible, lifecycle, scope)",
     "CREATE UNIQUE INDEX dates_path ON dates (path, field)",
     "CREATE INDEX dates_field_start ON dates (field, start)",
     "CREATE UNIQUE INDEX targets_path ON targets (path, field, ord)",
@@ -128,14 +136,29 @@ _SEARCH_INSERT = (
     "INSERT INTO search (rowid, title, aliases, body)"
     f" VALUES (new.rowid, new.title, {_ALIASES.format('new')}, new.body);"
 )
+_KEYS = "rowid, path, id, scope, kind, type, tags, lifecycle, eligible"
+_KEYS_DELETE = "DELETE FROM search_keys WHERE rowid = old.rowid;"
+_KEYS_INSERT = (
+    f"INSERT INTO search_keys ({_KEYS}) VALUES"
+    " (new.rowid, new.path, new.id, new.scope, new.kind, new.type, new.tags, new.lifecycle,"
+    " new.eligible);"
+)
 SEARCH_REBUILD = (
     "INSERT INTO search (search) VALUES ('delete-all')",
     "INSERT INTO search (rowid, title, aliases, body)"
     f" SELECT rowid, title, {_ALIASES.format('notes')}, body FROM notes",
+    "DELETE FROM search_keys",
+    f"INSERT INTO search_keys ({_KEYS}) SELECT {_KEYS} FROM notes",
 )
 SEARCH_TRIGGERS = {
     "search_insert": f"AFTER INSERT ON notes BEGIN {_SEARCH_INSERT} END",
     "search_delete": f"AFTER DELETE ON notes BEGIN {_SEARCH_DELETE} END",
+    "search_keys_insert": f"AFTER INSERT ON notes BEGIN {_KEYS_INSERT} END",
+    "search_keys_delete": f"AFTER DELETE ON notes BEGIN {_KEYS_DELETE} END",
+    "search_keys_update": (
+        "AFTER UPDATE OF path, id, scope, kind, type, tags, lifecycle, eligible ON notes"
+        f" BEGIN {_KEYS_DELETE} {_KEYS_INSERT} END"
+    ),
     "search_update": (
         f"AFTER UPDATE OF title, aliases, body ON notes BEGIN {_SEARCH_DELETE} {_SEARCH_INSERT} END"
     ),

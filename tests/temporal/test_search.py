@@ -437,6 +437,10 @@ def test_incremental_reconciles_search_like_a_clean_rebuild(vault: Path, tmp_pat
         fresh = temporal.Store.open(tmp_path / f"clean-{number}.db", fingerprint=store.fingerprint)
         temporal.Reconciler(fresh, clean, CONFIG).reconcile(now_us=NOW + number)
         assert everything(store) == everything(fresh), f"after edit {number}"
+        keys = "rowid, path, id, scope, kind, type, tags, lifecycle, eligible"
+        assert sorted(store.conn.execute(f"SELECT {keys} FROM notes")) == sorted(
+            store.conn.execute(f"SELECT {keys} FROM search_keys")
+        )
         fresh.close()
     changed = everything(store)
     assert [h.record.id for h in changed[5].hits][:1] == ["notes/new"]
@@ -462,6 +466,10 @@ def test_a_bulk_load_indexes_like_row_by_row_writes(tmp_path: Path) -> None:
         a = run(bulk, query, scopes=["default"], first=50)
         b = run(rows, query, scopes=["default"], first=50)
         assert a == b and a.total > 0
+    keys = "rowid, path, id, scope, kind, type, tags, lifecycle, eligible"
     for store in (bulk, rows):
         store.conn.execute("INSERT INTO search (search) VALUES ('integrity-check')")
+        assert sorted(store.conn.execute(f"SELECT {keys} FROM notes")) == sorted(
+            store.conn.execute(f"SELECT {keys} FROM search_keys")
+        )
         store.close()
