@@ -473,3 +473,20 @@ def test_a_bulk_load_indexes_like_row_by_row_writes(tmp_path: Path) -> None:
             store.conn.execute(f"SELECT {keys} FROM search_keys")
         )
         store.close()
+
+
+@pytest.mark.parametrize("table", ["search", "search_keys"])
+def test_a_missing_search_table_rebuilds_the_projections(
+    vault: Path, tmp_path: Path, table: str
+) -> None:
+    db = tmp_path / "state.db"
+    fingerprint = CONFIG.fingerprint("t")
+    store = temporal.Store.open(db, fingerprint=fingerprint)
+    temporal.Reconciler(store, vault, CONFIG).reconcile(now_us=NOW)
+    before = everything(store)
+    store.conn.execute(f"DROP TABLE {table}")
+    store.close()
+    store = temporal.Store.open(db, fingerprint=fingerprint)
+    temporal.Reconciler(store, vault, CONFIG).reconcile(now_us=NOW + 1)
+    assert everything(store) == before
+    store.close()
