@@ -148,7 +148,8 @@ def search_records(
     """One page of the records matching `query`, best first, then replacements of superseded ones.
 
     Direct hits are ordered by BM25 score (higher is better), then record id, then scope.
-    The filter and scopes are applied before anything is counted or ranked. An ACTIVE
+    The filter and scopes decide every hit and the total; BM25's corpus statistics (IDF,
+    average length) are FTS5's, over every indexed note (see README). An ACTIVE
     search that matches superseded records adds, after every direct hit, the current record
     each one's `superseded_by` chain reaches (once, in the order of the superseded matches),
     unless the chain reaches a missing, withdrawn or filtered-out record or one already hit.
