@@ -11,8 +11,10 @@ from strawberry.schema.config import StrawberryConfig
 
 from api.errors import ErrorCodes
 from api.resolvers import records as resolvers, time
+from api.resolvers.search import search
 from api.settings import Limits
 from api.types.records import LookupResult, Record, RecordConnection, Status
+from api.types.search import SearchConnection
 from api.types.time import LastSeenResult, OccurrenceResult, TimelineResult
 
 __all__ = ["Query", "build_schema"]
@@ -58,6 +60,10 @@ class Query:
     occurrences: OccurrenceResult = strawberry.field(
         resolver=time.occurrences,
         description="Expanded occurrences of one recurring record inside a closed range.",
+    )
+    search: SearchConnection = strawberry.field(
+        resolver=search,
+        description="FTS5/BM25 keyword search over title (8), aliases (6) and body (1).",
     )
 
 

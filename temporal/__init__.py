@@ -37,6 +37,14 @@ from temporal.records import (
     note_dates,
 )
 from temporal.recurrence import Occurrence, RecurrenceSet
+from temporal.search import (
+    MatchMode,
+    SearchHit,
+    SearchPage,
+    Snippet,
+    search_records,
+    search_tokens,
+)
 from temporal.store import Count, Reader, RecordFilter, StatusCounts, Store
 from temporal.tables import FINGERPRINT
 from temporal.timeline import (
@@ -69,6 +77,7 @@ __all__ = [
     "LinkRef",
     "LocalDay",
     "Locator",
+    "MatchMode",
     "NameIndex",
     "Occurrence",
     "Occurrences",
@@ -81,6 +90,9 @@ __all__ = [
     "RecordRef",
     "RecurrenceSet",
     "Resolution",
+    "SearchHit",
+    "SearchPage",
+    "Snippet",
     "StatusCounts",
     "Store",
     "TimeField",
@@ -103,6 +115,8 @@ __all__ = [
     "parse_date_value",
     "parse_local_date",
     "parse_query_bound",
+    "search_records",
+    "search_tokens",
     "slug_suffixes",
     "snapshot_id",
     "timeline",

@@ -16,9 +16,12 @@ __all__ = [
     "PROJECTION_DDL",
     "PROJECTION_INDEXES",
     "PROJECTION_TABLES",
+    "SEARCH_REBUILD",
+    "SEARCH_TABLES",
+    "SEARCH_TRIGGERS",
 ]
 
-FINGERPRINT = "almanac-state-13"
+FINGERPRINT = "almanac-state-14"
 
 PROJECTION_TABLES = (
     "files",
@@ -31,6 +34,8 @@ PROJECTION_TABLES = (
     "issues",
     "meta",
 )
+# The full-text index (FTS5, with its shadow tables), apart so its lines merge on their own.
+SEARCH_TABLES = ("search", "search_keys")
 
 PROJECTION_DDL = """
 CREATE TABLE files (
@@ -104,6 +109,25 @@ CREATE TABLE issues (
     record_id TEXT, origin TEXT NOT NULL, scope TEXT NOT NULL
 );
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+-- Full-text search: an external-content FTS5 index over every note row (filters, eligibility and
+-- scopes are applied by the query), kept in step by SEARCH_TRIGGERS. Aliases are indexed as
+-- their text, one per line, not as the JSON of notes.aliases (whose escapes would tokenise).
+-- Rowids are notes' rowids: nothing may VACUUM the state database without SEARCH_REBUILD.
+CREATE VIEW search_text AS
+SELECT rowid AS rowid, title,
+       (SELECT group_concat(value, char(10)) FROM json_each(aliases)) AS aliases, body
+FROM notes;
+CREATE VIRTUAL TABLE search USING fts5(
+    title, aliases, body, content='search_text', content_rowid='rowid',
+    tokenize='unicode61 remove_diacritics 2'
+);
+-- The columns of notes that search filters and orders by, by notes' rowid: a narrow copy, so
+-- that counting and ranking tens of thousands of matches never reads the wide note rows.
+CREATE TABLE search_keys (
+    rowid INTEGER PRIMARY KEY, path TEXT NOT NULL, id TEXT NOT NULL, scope TEXT NOT NULL,
+    kind TEXT NOT NULL, type TEXT NOT NULL, tags TEXT NOT NULL, lifecycle TEXT NOT NULL,
+    eligible INTEGER NOT NULL
+);
 """
 
 # Secondary indexes, apart so a bulk load can build them once, after inserting (much faster).
@@ -114,6 +138,7 @@ PROJECTION_INDEXES = (
     "CREATE INDEX notes_live ON notes (eligible, lifecycle, scope, id)",
     "CREATE INDEX notes_type ON notes (eligible, type, lifecycle, scope, id)",
     "CREATE INDEX notes_kind ON notes (eligible, scope, kind, type)",
+    "CREATE INDEX search_keys_live ON search_keys (eligible, lifecycle, scope)",
     "CREATE UNIQUE INDEX dates_path ON dates (path, field)",
     "CREATE INDEX dates_field_start ON dates (field, start)",
     # Covering: a day, week or range query reads only this index, then the notes it matched.
@@ -131,6 +156,46 @@ PROJECTION_INDEXES = (
     "CREATE INDEX issues_path ON issues (path, origin)",
     "CREATE INDEX issues_scope ON issues (scope, path, line)",
 )
+
+# Kept apart from the DDL (their bodies hold semicolons); a bulk load drops them and ends with
+# SEARCH_REBUILD, much faster than one index update per inserted row. (FTS5's own 'rebuild'
+# cannot read the search_text view: SQLite refuses json_each inside it.)
+_ALIASES = "(SELECT group_concat(value, char(10)) FROM json_each({}.aliases))"
+_SEARCH_DELETE = (
+    "INSERT INTO search (search, rowid, title, aliases, body)"
+    f" VALUES ('delete', old.rowid, old.title, {_ALIASES.format('old')}, old.body);"
+)
+_SEARCH_INSERT = (
+    "INSERT INTO search (rowid, title, aliases, body)"
+    f" VALUES (new.rowid, new.title, {_ALIASES.format('new')}, new.body);"
+)
+_KEYS = "rowid, path, id, scope, kind, type, tags, lifecycle, eligible"
+_KEYS_DELETE = "DELETE FROM search_keys WHERE rowid = old.rowid;"
+_KEYS_INSERT = (
+    f"INSERT INTO search_keys ({_KEYS}) VALUES"
+    " (new.rowid, new.path, new.id, new.scope, new.kind, new.type, new.tags, new.lifecycle,"
+    " new.eligible);"
+)
+SEARCH_REBUILD = (
+    "INSERT INTO search (search) VALUES ('delete-all')",
+    "INSERT INTO search (rowid, title, aliases, body)"
+    f" SELECT rowid, title, {_ALIASES.format('notes')}, body FROM notes",
+    "DELETE FROM search_keys",
+    f"INSERT INTO search_keys ({_KEYS}) SELECT {_KEYS} FROM notes",
+)
+SEARCH_TRIGGERS = {
+    "search_insert": f"AFTER INSERT ON notes BEGIN {_SEARCH_INSERT} END",
+    "search_delete": f"AFTER DELETE ON notes BEGIN {_SEARCH_DELETE} END",
+    "search_keys_insert": f"AFTER INSERT ON notes BEGIN {_KEYS_INSERT} END",
+    "search_keys_delete": f"AFTER DELETE ON notes BEGIN {_KEYS_DELETE} END",
+    "search_keys_update": (
+        "AFTER UPDATE OF path, id, scope, kind, type, tags, lifecycle, eligible ON notes"
+        f" BEGIN {_KEYS_DELETE} {_KEYS_INSERT} END"
+    ),
+    "search_update": (
+        f"AFTER UPDATE OF title, aliases, body ON notes BEGIN {_SEARCH_DELETE} {_SEARCH_INSERT} END"
+    ),
+}
 
 MIGRATIONS = sqlite_utils.Migrations("almanac")
 

@@ -18,6 +18,7 @@ IMPLEMENTED = {
     "chronicleSince",
     "chronicleLastSeen",
     "occurrences",
+    "search",
 }
 
 

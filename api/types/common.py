@@ -10,7 +10,7 @@ import temporal
 import vault
 from api.args import page_size
 from graph import LookupStatus
-from temporal import DatePrecision, Lifecycle, LifecycleFilter, RecordKind, TimeField
+from temporal import DatePrecision, Lifecycle, LifecycleFilter, MatchMode, RecordKind, TimeField
 
 __all__ = [
     "Count",
@@ -23,6 +23,7 @@ __all__ = [
     "Link",
     "Locator",
     "LookupStatus",
+    "MatchMode",
     "PageInfo",
     "RecordKind",
     "RecordRef",
@@ -39,6 +40,7 @@ for _enum in (
     temporal.DatePrecision,
     temporal.TimeField,
     graph.LookupStatus,
+    temporal.MatchMode,
 ):
     strawberry.enum(_enum)
 

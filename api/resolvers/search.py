@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import temporal
+from api.args import decode_cursor, encode_cursor, page_size, query_bound
+from api.context import Info
+from api.types.common import MatchMode, PageInfo
+from api.types.records import RecordFilter
+from api.types.search import SearchConnection, SearchHit
+from vault import InvalidCursor
+
+__all__ = ["search"]
+
+
+def search(
+    info: Info,
+    query: str,
+    mode: MatchMode | None = temporal.MatchMode.ALL,
+    filter: RecordFilter | None = None,
+    first: int | None = 20,
+    after: str | None = None,
+) -> SearchConnection:
+    """FTS5/BM25 keyword search over title (8), aliases (6) and body (1)."""
+    context = info.context
+    size = page_size(20 if first is None else first)
+    flt = filter or RecordFilter()
+    scopes = context.readable(flt.scope)
+    snapshot = context.snapshot(scopes)
+    offset = 0
+    if after is not None:
+        key = decode_cursor(after, snapshot=snapshot)
+        if not key.isdigit():
+            raise InvalidCursor(f"Cursor {after[:40]!r} is not a search cursor")
+        offset = int(key)
+    domain = temporal.RecordFilter(
+        kind=flt.kind,
+        type=flt.type,
+        tag=flt.tag,
+        lifecycle=flt.lifecycle or temporal.LifecycleFilter.ACTIVE,
+        scope=flt.scope,
+        time_field=flt.time_field or temporal.TimeField.OCCURRED_AT,
+        since=query_bound(flt.since, name="filter.since"),
+        until=query_bound(flt.until, name="filter.until", upper=True),
+    )
+    page = temporal.search_records(
+        context.reader(),
+        query,
+        mode=mode or temporal.MatchMode.ALL,
+        flt=domain,
+        scopes=scopes,
+        first=size,
+        offset=offset,
+    )
+    end = offset + len(page.hits)
+    return SearchConnection(
+        hits=[SearchHit.from_domain(h) for h in page.hits],
+        total=page.total,
+        page_info=PageInfo(
+            has_next_page=end < page.total,
+            end_cursor=encode_cursor(snapshot, str(end)) if page.hits else None,
+        ),
+        meta=context.meta(scopes),
+    )

@@ -1,0 +1,135 @@
+"""Search benchmark: median latency of 1-, 2- and 3-token searches, in-process and over HTTP.
+
+    python bench/search.py [--vault DIR] [--state FILE] [--notes 100000] [--runs 15]
+
+Uses the vault at --vault (generated there with bench/generate.py when it does not exist),
+reconciles it into --state (cold when the file is new, timed), then measures each query
+`--runs` times after one warm-up: `temporal.search_records` over one read transaction
+(first page of 20, default filter), and the same search through the Starlette app
+(TestClient, watcher on, so the freshness check is a drained inotify queue). Prints one
+JSON object; figures go into bench/README.md by hand. The floor of each query is the bare
+FTS5 statement ranking the same matches (`ORDER BY bm25(...) LIMIT 20`, no filter, no join).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sqlite3
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import floors
+import generate
+from starlette.testclient import TestClient
+
+import temporal
+from api.app import create_app
+from api.settings import Settings
+from temporal.tables import SEARCH_REBUILD
+
+# The generator's sentences draw on one small vocabulary, so these words are in most notes:
+# the worst case (every match is scored and sorted). Names are rare.
+QUERIES = {
+    "common_1": "deadline",
+    "common_2": "deadline workshop",
+    "common_3": "deadline workshop vendor",
+    "rare_1": "Dijkstra",
+    "rare_2": "Guido Dijkstra",
+    "rare_3": "Guido Dijkstra analysis",
+}
+GQL = (
+    "query($q: String!) { search(query: $q) { total"
+    " hits { record { id } score matches snippet { text startLine } } } }"
+)
+
+
+def measure(vault: Path, state: Path, notes: int, runs: int) -> dict[str, object]:
+    out: dict[str, object] = {}
+    if not vault.exists():
+        generate.generate(vault, notes)
+    out["notes"] = sum(1 for _ in vault.rglob("*.md"))
+    fresh = not state.exists()
+    config = temporal.VaultConfig()
+    # The app's fingerprint, so that the app below opens this state as it is.
+    store = temporal.Store.open(state, fingerprint=config.fingerprint(temporal.FINGERPRINT))
+    rec = temporal.Reconciler(store, vault, config)
+    start = time.perf_counter()
+    rec.reconcile(now_us=1)
+    out["cold_reconcile_s" if fresh else "reconcile_s"] = time.perf_counter() - start
+    with store.read() as reader:
+        for name, query in QUERIES.items():
+            page = _search(reader, query)
+            out[f"{name}_total"] = page.total
+            out[f"{name}_in_process_ms"] = 1000 * _median(
+                functools.partial(_search, reader, query), runs
+            )
+            # Floor: the bare FTS5 query that ranks the same matches (no filter, no join, no
+            # snippets), in the same run.
+            floor = functools.partial(_fts_floor, reader.conn, query)
+            out[f"{name}_fts_floor_ms"] = 1000 * _median(floor, runs)
+    start = time.perf_counter()
+    with store.write() as conn:
+        for statement in SEARCH_REBUILD:
+            conn.execute(statement)
+    out["fts_rebuild_s"] = time.perf_counter() - start
+    store.close()
+    settings = Settings.build(vault=vault, state=state, watch=True)
+    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
+        for name, query in QUERIES.items():
+            body = {"query": GQL, "variables": {"q": query}}
+            answer = client.post("/graphql", json=body).json()
+            assert answer["data"]["search"]["total"] == out[f"{name}_total"], answer
+            out[f"{name}_http_ms"] = 1000 * _median(
+                functools.partial(client.post, "/graphql", json=body), runs
+            )
+    out["peak_rss_mb"] = floors.peak_rss_mb()
+    return out
+
+
+def _search(reader: temporal.Reader, query: str) -> temporal.SearchPage:
+    return temporal.search_records(
+        reader,
+        query,
+        mode=temporal.MatchMode.ALL,
+        flt=temporal.RecordFilter(),
+        scopes=["default"],
+        first=20,
+    )
+
+
+def _fts_floor(conn: sqlite3.Connection, query: str) -> list[object]:
+    expression = " AND ".join(f'"{t}"' for t in temporal.search_tokens(query))
+    sql = "SELECT rowid FROM search WHERE search MATCH ? ORDER BY bm25(search, 8, 6, 1) LIMIT 20"
+    return conn.execute(sql, (expression,)).fetchall()
+
+
+def _median(action: Callable[[], object], runs: int) -> float:
+    action()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--vault", type=Path, default=Path("/tmp/bench100k-search"))
+    parser.add_argument("--state", type=Path, default=Path("/tmp/bench100k-search.db"))
+    parser.add_argument("--notes", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    print(json.dumps(measure(args.vault, args.state, args.notes, args.runs)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,203 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from tests.api.helpers import REPLACEMENT, SUPERSEDED, WITHDRAWN, codes, data, gql
+
+SEARCH = """
+query($q: String!, $mode: MatchMode, $filter: RecordFilter, $first: Int, $after: String) {
+  search(query: $q, mode: $mode, filter: $filter, first: $first, after: $after) {
+    total
+    hits {
+      record { id kind type title }
+      score matches
+      snippet { text start end startLine endLine matchLocated }
+      via { id }
+      locator { path startLine endLine revision }
+    }
+    pageInfo { hasNextPage endCursor }
+    meta { snapshot degraded coverage { complete } }
+  }
+}
+"""
+
+
+def search(client: TestClient, q: str, **variables: object) -> dict:  # type: ignore[type-arg]
+    result: dict = data(client, SEARCH, q=q, **variables)["search"]  # type: ignore[type-arg]
+    return result
+
+
+def test_search_answers_with_ranked_hits_snippets_and_meta(demo_client: TestClient) -> None:
+    result = search(demo_client, "duckdb spatial")
+    hits = result["hits"]
+    assert hits[0]["record"]["id"] == REPLACEMENT  # the title holds both words
+    assert hits[0]["matches"] == ["duckdb", "spatial"]
+    scores = [h["score"] for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert result["total"] == len(hits)
+    assert result["meta"]["snapshot"] and result["meta"]["degraded"] == []
+    located = [h for h in hits if h["snippet"]["matchLocated"]]
+    assert located
+    path = Path(__file__).resolve().parents[2] / "api" / "demo_vault"
+    for hit in located:
+        snippet = hit["snippet"]
+        lines = (path / hit["locator"]["path"]).read_text().split("\n")
+        # The snippet's lines are the file's (frontmatter counted) and hold its text.
+        excerpt = "\n".join(lines[snippet["startLine"] - 1 : snippet["endLine"]])
+        assert snippet["text"] in excerpt
+        assert snippet["end"] - snippet["start"] == len(snippet["text"])
+
+
+def test_active_search_returns_the_replacement_of_a_superseded_match(
+    demo_client: TestClient,
+) -> None:
+    # Words only the superseded decision holds.
+    result = search(demo_client, "features team already knows")
+    assert [(h["record"]["id"], h["via"], h["score"]) for h in result["hits"]] == [
+        (REPLACEMENT, {"id": SUPERSEDED}, None)
+    ]
+    assert result["hits"][0]["locator"]["path"] == REPLACEMENT + ".md"
+    assert result["hits"][0]["snippet"]["matchLocated"] is False
+    superseded = search(
+        demo_client, "features team already knows", filter={"lifecycle": "SUPERSEDED"}
+    )
+    assert [(h["record"]["id"], h["via"]) for h in superseded["hits"]] == [(SUPERSEDED, None)]
+    assert superseded["hits"][0]["score"] > 0
+
+
+def test_withdrawn_records_are_never_found(demo_client: TestClient) -> None:
+    for lifecycle in ("ACTIVE", "SUPERSEDED", "ALL"):
+        result = search(demo_client, "relicense source-available", filter={"lifecycle": lifecycle})
+        assert WITHDRAWN not in [h["record"]["id"] for h in result["hits"]]
+
+
+def test_modes_over_http(demo_client: TestClient) -> None:
+    every = search(demo_client, "postgis parquet", mode="ALL")["total"]
+    either = search(demo_client, "postgis parquet", mode="ANY")["total"]
+    phrase = search(demo_client, "postgis parquet", mode="PHRASE")["total"]
+    assert either > every >= phrase
+    assert search(demo_client, "tiles as parquet", mode="PHRASE")["total"] >= 1
+
+
+def test_filters_narrow_hits_and_totals(demo_client: TestClient) -> None:
+    everything = search(demo_client, "atlas")
+    decisions = search(demo_client, "atlas", filter={"type": "decision"})
+    assert 0 < decisions["total"] < everything["total"]
+    assert {h["record"]["type"] for h in decisions["hits"]} == {"decision"}
+
+
+HOSTILE = [
+    "NEAR(atlas kickoff)",
+    "title:atlas",
+    "atlas*",
+    '"unbalanced atlas',
+    "^atlas",
+    "atlas AND OR NOT kickoff",
+    "-atlas",
+    "( atlas",
+    "atlas) OR (kickoff",
+    "{title body}: atlas",
+    "😀 atlas",
+    "東京 atlas",
+    "atlas\x00kickoff",
+    "' OR 1=1 --",
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+@pytest.mark.parametrize("mode", ["ALL", "ANY", "PHRASE"])
+def test_hostile_queries_are_only_words(demo_client: TestClient, query: str, mode: str) -> None:
+    body = gql(demo_client, SEARCH, q=query, mode=mode)
+    assert "errors" not in body, body
+    for hit in body["data"]["search"]["hits"]:
+        assert hit["matches"]
+        assert all(m.isalnum() for m in hit["matches"])
+
+
+@pytest.mark.parametrize(
+    ("query", "fragment"),
+    [
+        ("", "1 to 64 word tokens"),
+        ("(*) ^ : -", "1 to 64 word tokens"),
+        (" ".join(["atlas"] * 65), "not 65"),
+        ("a" * 501, "at most 500 characters"),
+    ],
+    ids=["empty", "punctuation-only", "65-tokens", "501-chars"],
+)
+def test_query_bounds_are_bad_user_input(
+    demo_client: TestClient, query: str, fragment: str
+) -> None:
+    body = gql(demo_client, SEARCH, q=query)
+    assert codes(body) == ["BAD_USER_INPUT"]
+    message = body["errors"][0]["message"]
+    assert "'query'" in message and fragment in message
+
+
+def test_lone_surrogate_over_http_is_bad_user_input(demo_client: TestClient) -> None:
+    raw = json.dumps({"query": SEARCH, "variables": {"q": "atlas"}}).replace(
+        '"q": "atlas"', '"q": "atlas \\ud800"'
+    )
+    response = demo_client.post(
+        "/graphql", content=raw, headers={"content-type": "application/json"}
+    )
+    # The request guard refuses it before GraphQL runs (search_tokens refuses it too).
+    assert response.status_code == 400
+    assert codes(response.json()) == ["BAD_USER_INPUT"]
+    literal = gql(demo_client, '{ search(query: "atlas \\ud800") { total } }')
+    assert codes(literal) == ["GRAPHQL_VALIDATION_FAILED"]
+
+
+def test_pages_follow_cursors_to_the_whole_list(demo_client: TestClient) -> None:
+    whole = search(demo_client, "atlas kickoff storage", mode="ANY", first=100)
+    assert whole["total"] == len(whole["hits"]) > 5
+    seen, after = [], None
+    while True:
+        page = search(demo_client, "atlas kickoff storage", mode="ANY", first=2, after=after)
+        assert page["total"] == whole["total"]
+        seen.extend(page["hits"])
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        after = page["pageInfo"]["endCursor"]
+    assert seen == whole["hits"]
+    again = search(demo_client, "atlas kickoff storage", mode="ANY", first=100)
+    assert again == whole
+
+
+def test_a_cursor_from_another_snapshot_is_refused(client: TestClient, demo_vault: Path) -> None:
+    first = search(client, "atlas", first=1)
+    cursor = first["pageInfo"]["endCursor"]
+    assert search(client, "atlas", first=1, after=cursor)["hits"]
+    note = demo_vault / "projects" / "atlas.md"
+    note.write_text(note.read_text() + "\nOne more line about atlas.\n")
+    body = gql(client, SEARCH, q="atlas", first=1, after=cursor)
+    assert codes(body) == ["SNAPSHOT_CHANGED"]
+
+
+@pytest.mark.parametrize("cursor", ["nonsense", "W10"])
+def test_a_foreign_cursor_is_bad_user_input(demo_client: TestClient, cursor: str) -> None:
+    assert codes(gql(demo_client, SEARCH, q="atlas", after=cursor)) == ["BAD_USER_INPUT"]
+
+
+def test_a_records_cursor_is_not_a_search_cursor(demo_client: TestClient) -> None:
+    page = data(demo_client, "{ records(first: 1) { pageInfo { endCursor } } }")
+    cursor = page["records"]["pageInfo"]["endCursor"]
+    assert codes(gql(demo_client, SEARCH, q="atlas", after=cursor)) == ["BAD_USER_INPUT"]
+
+
+@pytest.mark.parametrize("first", [0, 101])
+def test_page_size_is_bounded(demo_client: TestClient, first: int) -> None:
+    body = gql(demo_client, SEARCH, q="atlas", first=first)
+    assert codes(body) == ["BAD_USER_INPUT"] and "'first'" in body["errors"][0]["message"]
+
+
+def test_search_sees_an_edit_at_once(client: TestClient, demo_vault: Path) -> None:
+    assert search(client, "zanzibar")["total"] == 0
+    (demo_vault / "topics" / "zanzibar.md").write_text("# Zanzibar\n\nSpice islands.\n")
+    result = search(client, "Zanzíbar")
+    assert [h["record"]["id"] for h in result["hits"]] == ["topics/zanzibar"]
+    (demo_vault / "topics" / "zanzibar.md").unlink()
+    assert search(client, "zanzibar")["total"] == 0
