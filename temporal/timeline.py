@@ -197,7 +197,7 @@ class _Row:
     source_event: int
     recurring: int
     more: int
-    clock: Clock
+    clock: str  # a Clock value: strings hash and count faster than members
     value: DateValue | None = None
     stop: int | None = None
     via: _Row | None = None
@@ -225,7 +225,7 @@ def _fetch(
     way = "DESC" if descending else "ASC"
     sql += f" ORDER BY c.start {way}, c.id {way}, c.idx {way}, c.scope {way}"
     rows = [
-        _Row(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], _CLOCKS[r[9]])
+        _Row(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9])
         for r in reader.run(sql, params)
     ]
     if show:
@@ -696,7 +696,7 @@ def _result(
         next_offset=end if end < total else None,
         as_of_us=as_of,
         local_date=on,
-        clock_counts=tuple((c, counts.get(c, 0)) for c in Clock),
+        clock_counts=tuple((c, counts.get(c.value, 0)) for c in Clock),
         degraded=tuple(sorted(degraded)),
     )
 
@@ -754,7 +754,7 @@ def _entries(reader: Reader, rows: Sequence[_Row], query: TimelineQuery) -> list
                 record=ref,
                 date=row.value,
                 occurrence=row.occurrence(),
-                clock=row.clock,
+                clock=_CLOCKS[row.clock],
                 locator=locator,
                 summary=_body(reader, record.path) if row.standing is not None else None,
                 via=refs[row.via.path][0] if row.via is not None else None,
@@ -897,7 +897,7 @@ def _by_source(
         next_offset=offset + first if offset + first < total else None,
         as_of_us=as_of,
         local_date=local_date(as_of, query.tz),
-        clock_counts=tuple((c, counts.get(c, 0)) for c in Clock),
+        clock_counts=tuple((c, counts.get(c.value, 0)) for c in Clock),
         degraded=(),
     )
 
