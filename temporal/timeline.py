@@ -221,15 +221,17 @@ def _fetch(
     reader: Reader, scan: _Scan, clock: str, *, descending: bool = False, show: bool = True
 ) -> list[_Row]:
     """Every row of a scan, ordered by (start, id, index, scope); with their values if `show`."""
-    sql, params = scan.sql(f"{_ROW}, {clock}")
+    values = ", c.vend, c.stop, c.text, c.precision" if show else ""
+    sql, params = scan.sql(f"{_ROW}, {clock}{values}")
     way = "DESC" if descending else "ASC"
     sql += f" ORDER BY c.start {way}, c.id {way}, c.idx {way}, c.scope {way}"
-    rows = [
-        _Row(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9])
-        for r in reader.run(sql, params)
-    ]
-    if show:
-        _show(reader, scan.candidates, rows)
+    rows = []
+    for r in reader.run(sql, params):
+        row = _Row(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9])
+        if show and r[2] is not None:
+            row.value = DateValue(r[12], _PRECISIONS[r[13]], r[2], r[10])
+            row.stop = r[11]
+        rows.append(row)
     return rows
 
 
@@ -823,10 +825,12 @@ def _by_source(
     own row; undated claims come last. Sources are read at their anchors.
     """
     data = json.dumps(list(entities))
+    # The entity's claims and relationships (a record's kind follows from its type).
     evidence = reader.run(
-        "SELECT t.path, n.kind, n.source_event, s.resolved_path FROM targets t"
-        " JOIN notes n ON n.path = t.path AND +n.eligible = 1 AND +n.lifecycle = 'active'"
-        f" AND +n.scope IN ({marks(scopes)})"
+        "SELECT t.path, n.type, n.source_event, s.resolved_path FROM targets t"
+        " JOIN spans n ON n.path = t.path AND n.idx = -1 AND n.eligible = 1"
+        f" AND n.lifecycle = 'active' AND n.scope IN ({marks(scopes)})"
+        " AND n.type IN ('claim', 'relationship')"
         " LEFT JOIN targets s ON s.path = t.path AND s.field = 'source'"
         " WHERE t.resolved_path IN (SELECT value FROM json_each(?))"
         " AND t.field IN ('from', 'to', 'subject') ORDER BY t.path",
@@ -840,9 +844,10 @@ def _by_source(
             [data],
         )
     }
-    wanted = direct | {p for p, *_ in evidence} | {s for *_, s in evidence if s}
-    valid_at = query.as_of_us
-    scan = _Scan(_anchors(wanted), scopes, ["active"], valid_at=valid_at)
+    # Every path these name is associated with the entity: read the anchors by that subquery.
+    assoc, params = _associated(entities)
+    anchors = _Sql(f"SELECT {_SPANS} FROM spans WHERE path IN ({assoc}) AND idx = -1", params)
+    scan = _Scan(anchors, scopes, ["active"], valid_at=query.as_of_us)
     rows = {r.path: r for r in _fetch(reader, scan, clock)}
     by_source = {p: rows[p] for p in sorted(direct) if p in rows and rows[p].value is not None}
     notes: dict[str, list[str]] = {}
