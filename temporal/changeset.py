@@ -410,7 +410,7 @@ class ChangeSet:
         conn.executemany("DELETE FROM issues WHERE path = ? AND origin = 'derived'", derived)
         conn.executemany("INSERT INTO notes VALUES (" + ",".join("?" * 27) + ")", self._note_rows())
         conn.executemany("INSERT INTO dates VALUES (?, ?, ?, ?, ?, ?)", self._date_rows())
-        conn.executemany(f"INSERT INTO spans VALUES ({','.join('?' * 24)})", self._span_rows())
+        conn.executemany(f"INSERT INTO spans VALUES ({','.join('?' * 25)})", self._span_rows())
         conn.executemany("INSERT INTO names VALUES (?, ?, ?)", self._name_rows())
         conn.executemany(
             "INSERT INTO targets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -28,7 +28,7 @@ __all__ = [
     "week_of",
 ]
 
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}\Z", re.ASCII)
 _DAY_US = 86_400_000_000
 
 
@@ -128,6 +128,8 @@ def clock_sql(as_of_us: int, today: LocalDay) -> str:
     )
     occ_start = "CASE WHEN c.idx >= 0 THEN c.start ELSE c.occ_start END"
     occ_stop = "CASE WHEN c.idx >= 0 THEN c.stop ELSE c.occ_stop END"
+    # A floating occurrence (dates) contains today's date; an instant one contains asOf.
+    now = f"CASE WHEN c.occ_floating = 1 THEN {t} ELSE {a} END"
     return (
         "CASE WHEN c.start IS NULL THEN 'undated'"
         f" WHEN c.open = 1 AND c.due_start IS NOT NULL AND {due_passed} THEN 'overdue'"
@@ -136,7 +138,8 @@ def clock_sql(as_of_us: int, today: LocalDay) -> str:
         f" WHEN c.precision = 'day' AND c.start <= {t} AND {t} < c.vend THEN 'today'"
         f" WHEN c.precision <> 'instant' AND c.start <= {t} AND {t} < c.vend"
         " THEN 'current_period'"
-        f" WHEN c.occ_stop IS NOT NULL AND {occ_start} <= {a} AND {a} < {occ_stop} THEN 'ongoing'"
+        f" WHEN c.occ_stop IS NOT NULL AND {occ_start} <= {now} AND {now} < {occ_stop}"
+        " THEN 'ongoing'"
         " WHEN (c.valid_from IS NOT NULL OR c.valid_until IS NOT NULL)"
         f" AND coalesce(c.valid_from <= {a}, 1) AND coalesce({a} < c.valid_until, 1)"
         " THEN 'ongoing'"

@@ -32,14 +32,15 @@ __all__ = [
 ]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_YEAR = re.compile(r"(\d{4})\Z")
-_MONTH = re.compile(r"(\d{4})-(\d{2})\Z")
-_DAY = re.compile(r"(\d{4})-(\d{2})-(\d{2})\Z")
+_YEAR = re.compile(r"(\d{4})\Z", re.ASCII)
+_MONTH = re.compile(r"(\d{4})-(\d{2})\Z", re.ASCII)
+_DAY = re.compile(r"(\d{4})-(\d{2})-(\d{2})\Z", re.ASCII)
 _TIME = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})?\Z"
+    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})?\Z",
+    re.ASCII,
 )
 _STRICT_INSTANT = re.compile(
-    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})\Z"
+    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})\Z", re.ASCII
 )
 
 
@@ -78,7 +79,10 @@ class DateValue:
 
 @functools.cache
 def _zone_names() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones()) | {"UTC"}
+    # Not the host's own `localtime` link (or tzcode's helpers): the same query must mean the
+    # same zone on every machine.
+    names = frozenset(zoneinfo.available_timezones()) - {"localtime", "posixrules", "Factory"}
+    return names | {"UTC"}
 
 
 @functools.cache

@@ -95,17 +95,20 @@ def span_rows(
 
 
 def _clock_columns(note: Note, dates: Mapping[str, DateValue]) -> tuple[object, ...]:
-    """`(due_start, due_end, due_instant, open, occ_start, occ_stop, valid_from, valid_until)`.
+    """`(due_start, due_end, due_instant, open, occ_start, occ_stop, occ_floating, valid_from,
+    valid_until)`.
 
     The deadline and whether the note is still open (state open or absent), the occurrence
-    interval when there is an `ends_at`, and the validity bounds as written.
+    interval when there is an `ends_at` (floating when `occurred_at` is a date: it then holds
+    dates, not instants), and the validity bounds as written.
     """
     due, ends = dates.get("due_at"), dates.get("ends_at")
     occurred = dates.get("occurred_at")
     since, until = dates.get("valid_from"), dates.get("valid_until")
-    occ: tuple[int | None, int | None] = (None, None)
+    occ: tuple[int | None, int | None, int | None] = (None, None, None)
     if ends is not None and occurred is not None:
-        occ = (occurred.start_us, max(ends.end_us, occurred.end_us))
+        floating = int(occurred.precision is not DatePrecision.INSTANT)
+        occ = (occurred.start_us, max(ends.end_us, occurred.end_us), floating)
     return (
         due.start_us if due else None,
         due.end_us if due else None,

@@ -21,7 +21,7 @@ __all__ = [
     "SEARCH_TRIGGERS",
 ]
 
-FINGERPRINT = "almanac-state-14"
+FINGERPRINT = "almanac-state-15"
 
 PROJECTION_TABLES = (
     "files",
@@ -63,7 +63,8 @@ CREATE TABLE spans (
     more INTEGER NOT NULL, id TEXT NOT NULL, scope TEXT NOT NULL, type TEXT NOT NULL,
     lifecycle TEXT NOT NULL, eligible INTEGER NOT NULL, source_event INTEGER NOT NULL,
     due_start INTEGER, due_end INTEGER, due_instant INTEGER, open INTEGER NOT NULL,
-    occ_start INTEGER, occ_stop INTEGER, valid_from INTEGER, valid_until INTEGER,
+    occ_start INTEGER, occ_stop INTEGER, occ_floating INTEGER, valid_from INTEGER,
+    valid_until INTEGER,
     PRIMARY KEY (path, idx)
 ) WITHOUT ROWID;
 CREATE TABLE targets (

@@ -133,7 +133,7 @@ class TimelineQuery:
 _SPANS = (
     "path, idx, start, vend, stop, text, precision, tier, recurring, more, id, scope, type,"
     " lifecycle, eligible, source_event, due_start, due_end, due_instant, open, occ_start,"
-    " occ_stop, valid_from, valid_until"
+    " occ_stop, occ_floating, valid_from, valid_until"
 )
 # The anchor row `a` valued by a `dates` row `d` (another time field than occurred_at).
 _BY_DATE = (
@@ -290,9 +290,11 @@ def timeline(
     )
     rows = _fetch(reader, scan, clock, descending=query.descending, show=False)
     occurrence_time = query.time_field is TimeField.OCCURRED_AT
-    stand_in = occurrence_time and query.kind != "meeting"
+    # A stand-in is a claim: a query for one type (a meeting, say) keeps its own records.
+    stand_in = occurrence_time and query.kind is None
+    valid_at = scan.valid_at
     if stand_in:
-        rows = _drop_standing(reader, rows, scopes, entities or ())
+        rows = _drop_standing(reader, rows, scopes, entities or (), valid_at)
     if active:
         rows = _replace_superseded(reader, rows, scan, clock, query)
     bounds = (query.since_us, query.until_us) if occurrence_time else None
@@ -300,7 +302,7 @@ def timeline(
     page = rows[offset : offset + first]
     _show(reader, scan.candidates, page)
     if stand_in:
-        _stand_in(reader, page, scopes, entities or (), clock)
+        _stand_in(reader, page, scopes, entities or (), valid_at, clock)
     return _result(reader, rows, page, query, as_of, local_date(as_of, query.tz), offset, degraded)
 
 
@@ -378,10 +380,10 @@ def last_seen(
     clock = clock_sql(now_us, local_day(local_date(now_us, tz), tz))
     scan = _Scan(candidates, scopes, ["active"])
     rows = _fetch(reader, scan, clock, descending=True, show=False)
-    rows = _drop_standing(reader, rows, scopes, paths)
+    rows = _drop_standing(reader, rows, scopes, paths, None)
     if not rows:
         return LastSeen(None, "no_dated_association")
-    _stand_in(reader, rows[:1], scopes, paths, clock)
+    _stand_in(reader, rows[:1], scopes, paths, None, clock)
     _show(reader, candidates, rows[:1])
     query = TimelineQuery(entity=entity, include_sources=True, tz=tz)
     return LastSeen(_entries(reader, rows[:1], query)[0], None)
@@ -545,7 +547,11 @@ def _associated(entities: Sequence[str]) -> tuple[str, list[object]]:
 
 
 def _drop_standing(
-    reader: Reader, rows: list[_Row], scopes: Sequence[str], entities: Sequence[str]
+    reader: Reader,
+    rows: list[_Row],
+    scopes: Sequence[str],
+    entities: Sequence[str],
+    valid_at: int | None,
 ) -> list[_Row]:
     """Rows without the `source_event` claims that stand for a source in the result."""
     claims = [r.path for r in rows if r.source_event]
@@ -559,29 +565,40 @@ def _drop_standing(
             [json.dumps(claims)],
         )
     }
-    gone = set(_chosen(reader, sources & {r.path for r in rows}, scopes, entities).values())
+    found = sources & {r.path for r in rows}
+    gone = set(_chosen(reader, found, scopes, entities, valid_at).values())
     return [r for r in rows if r.path not in gone]
 
 
 def _stand_in(
-    reader: Reader, page: Sequence[_Row], scopes: Sequence[str], entities: Sequence[str], clock: str
+    reader: Reader,
+    page: Sequence[_Row],
+    scopes: Sequence[str],
+    entities: Sequence[str],
+    valid_at: int | None,
+    clock: str,
 ) -> None:
     """Let `source_event` claims stand for the source meetings of a page (SPEC "Timeline")."""
-    chosen = _chosen(reader, {r.path for r in page}, scopes, entities)
+    chosen = _chosen(reader, {r.path for r in page}, scopes, entities, valid_at)
     if not chosen:
         return
-    scan = _Scan(_anchors(chosen.values()), scopes, ["active"])
+    scan = _Scan(_anchors(chosen.values()), scopes, ["active"], valid_at=valid_at)
     claims = {r.path: r for r in _fetch(reader, scan, clock)}
     for row in page:
         row.standing = claims.get(chosen.get(row.path, ""))
 
 
 def _chosen(
-    reader: Reader, sources: set[str], scopes: Sequence[str], entities: Sequence[str]
+    reader: Reader,
+    sources: set[str],
+    scopes: Sequence[str],
+    entities: Sequence[str],
+    valid_at: int | None,
 ) -> dict[str, str]:
     """The `source_event` claim standing for each of `sources` that has one.
 
-    Several claims for one source: the one about the entity, then the smallest id.
+    Several claims for one source: the one about the entity, then the smallest id. Under an
+    `asOf` validity filter, only claims valid then stand in.
     """
     if not sources:
         return {}
@@ -602,6 +619,9 @@ def _chosen(
         " AND a.source_event = 1 AND a.eligible = 1 AND a.lifecycle = 'active'"
         f" AND a.scope IN ({marks(scopes)})"
     )
+    if valid_at is not None:
+        a = int(valid_at)
+        sql += f" AND coalesce(a.valid_from <= {a}, 1) AND coalesce({a} < a.valid_until, 1)"
     found: dict[str, list[tuple[int, str, str]]] = {}
     for source, path, claim_id in reader.run(sql, [json.dumps(sorted(sources)), *scopes]):
         found.setdefault(source, []).append((int(path not in about), claim_id, path))
@@ -633,6 +653,7 @@ def _replace_superseded(
 
 
 def _follow(reader: Reader, path: str, scan: _Scan, clock: str, field: TimeField) -> _Row | None:
+    """The active record at the end of `path`'s `superseded_by` chain, if it passes `scan`."""
     seen = {path}
     while True:
         found = reader.run(
@@ -648,7 +669,8 @@ def _follow(reader: Reader, path: str, scan: _Scan, clock: str, field: TimeField
         if not rows:
             return None
         if rows[0].lifecycle == "active":
-            return rows[0]
+            # Rows are records with a value in the time field: one without none stands in.
+            return rows[0] if rows[0].start is not None else None
 
 
 # -- results --------------------------------------------------------------------------------
@@ -668,14 +690,14 @@ def _chronicle(
     clock = clock_sql(now_us, local_day(local_date(now_us, query.tz), query.tz))
     scan = _Scan(candidates, scopes, ["active", "superseded"], query.kind)
     rows = _fetch(reader, scan, clock, show=False)
-    if query.kind != "meeting":
-        rows = _drop_standing(reader, rows, scopes, ())
+    if query.kind is None:
+        rows = _drop_standing(reader, rows, scopes, (), None)
     rows = _replace_superseded(reader, rows, scan, clock, query)
     degraded = _recurrence_degraded(reader, rows, scan, bounds, None)
     page = rows[offset : offset + first]
     _show(reader, scan.candidates, page)
-    if query.kind != "meeting":
-        _stand_in(reader, page, scopes, (), clock)
+    if query.kind is None:
+        _stand_in(reader, page, scopes, (), None, clock)
     return _result(reader, rows, page, query, now_us, on, offset, degraded)
 
 
@@ -825,16 +847,18 @@ def _by_source(
     own row; undated claims come last. Sources are read at their anchors.
     """
     data = json.dumps(list(entities))
+    active = query.eligibility is Eligibility.ACTIVE
+    lifecycles = ["active"] if active else ["active", "superseded"]
     # The entity's claims and relationships (a record's kind follows from its type).
     evidence = reader.run(
         "SELECT t.path, n.type, n.source_event, s.resolved_path FROM targets t"
         " JOIN spans n ON n.path = t.path AND n.idx = -1 AND n.eligible = 1"
-        f" AND n.lifecycle = 'active' AND n.scope IN ({marks(scopes)})"
+        f" AND n.lifecycle IN ({marks(lifecycles)}) AND n.scope IN ({marks(scopes)})"
         " AND n.type IN ('claim', 'relationship')"
         " LEFT JOIN targets s ON s.path = t.path AND s.field = 'source'"
         " WHERE t.resolved_path IN (SELECT value FROM json_each(?))"
         " AND t.field IN ('from', 'to', 'subject') ORDER BY t.path",
-        [*scopes, data],
+        [*lifecycles, *scopes, data],
     ).fetchall()
     direct = {
         r[0]
@@ -847,7 +871,7 @@ def _by_source(
     # Every path these name is associated with the entity: read the anchors by that subquery.
     assoc, params = _associated(entities)
     anchors = _Sql(f"SELECT {_SPANS} FROM spans WHERE path IN ({assoc}) AND idx = -1", params)
-    scan = _Scan(anchors, scopes, ["active"], valid_at=query.as_of_us)
+    scan = _Scan(anchors, scopes, lifecycles, valid_at=query.as_of_us if active else None)
     rows = {r.path: r for r in _fetch(reader, scan, clock)}
     by_source = {p: rows[p] for p in sorted(direct) if p in rows and rows[p].value is not None}
     notes: dict[str, list[str]] = {}

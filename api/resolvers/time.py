@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import strawberry
 
 import temporal
@@ -222,7 +224,7 @@ def _offset(context: Context, scopes: list[str], after: str | None) -> int:
     if after is None:
         return 0
     key = decode_cursor(after, snapshot=context.snapshot(scopes))
-    if not key.isdigit():
+    if not re.fullmatch(r"[0-9]{1,18}", key):
         raise InvalidInput(f"Cursor {after[:40]!r} does not belong to a time query")
     return int(key)
 

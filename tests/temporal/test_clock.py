@@ -243,15 +243,19 @@ def test_clock_relation(
     db = sqlite3.connect(":memory:")
     db.execute(
         "CREATE TABLE c (start, vend, stop, precision, idx, due_start, due_end, due_instant,"
-        " open, occ_start, occ_stop, valid_from, valid_until)"
+        " open, occ_start, occ_stop, occ_floating, valid_from, valid_until)"
     )
     v = parse_date_value(text) if text is not None else None
     value = (v.start_us, v.end_us, v.end_us, v.precision.value) if v else (None,) * 4
     d = parse_date_value(due) if due is not None else None
-    occ = (us(span[0]), parse_date_value(span[1]).end_us) if span else (None, None)
+    occ = (
+        (us(span[0]), parse_date_value(span[1]).end_us, int("T" not in span[0]))
+        if span
+        else (None,) * 3
+    )
     valid = tuple(us(b) if b else None for b in validity) if validity else (None, None)
     db.execute(
-        "INSERT INTO c VALUES (?, ?, ?, ?, -1, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO c VALUES (?, ?, ?, ?, -1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             *value,
             d.start_us if d else None,
