@@ -91,11 +91,20 @@ def _through_the_api(
 
 
 def same_rows_insert_floor(source: Path, target: Path) -> float:
-    """Raw `executemany` of the very rows a reconcile wrote, into bare tables, one transaction."""
+    """Raw `executemany` of the very rows a reconcile wrote, into bare tables, one transaction.
+
+    The full-text index is filled from the same texts into a bare FTS5 table.
+    """
     src = sqlite3.connect(source)
-    tables = ["files", "notes", "dates", "spans", "targets", "names", "issues", "seen"]
+    tables = [
+        "files", "notes", "dates", "spans", "sources", "targets", "names", "issues", "seen",
+        "search_keys",
+    ]  # fmt: skip
     schema = dict(src.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
     rows = {t: src.execute(f"SELECT * FROM {t}").fetchall() for t in tables}
+    texts = src.execute(
+        "SELECT title, (SELECT group_concat(value, ' ') FROM json_each(aliases)), body FROM notes"
+    ).fetchall()
     src.close()
     dst = sqlite3.connect(target, isolation_level=None)
     dst.execute("PRAGMA journal_mode = WAL")
@@ -108,6 +117,12 @@ def same_rows_insert_floor(source: Path, target: Path) -> float:
         if items:
             marks = ",".join("?" * len(items[0]))
             dst.executemany(f"INSERT INTO {table} VALUES ({marks})", items)
+    # The full-text index: the same texts into a bare FTS5 table with the same tokenizer.
+    dst.execute(
+        "CREATE VIRTUAL TABLE fts USING fts5(title, aliases, body,"
+        " tokenize='unicode61 remove_diacritics 2')"
+    )
+    dst.executemany("INSERT INTO fts VALUES (?, ?, ?)", texts)
     dst.execute("COMMIT")
     elapsed = time.perf_counter() - start
     dst.close()
