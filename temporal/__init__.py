@@ -3,6 +3,14 @@
 from __future__ import annotations
 
 from temporal.changeset import snapshot_id
+from temporal.connections import (
+    EdgeRow,
+    NodeRow,
+    declared_names,
+    edge_rows,
+    node_rows,
+    seed_matches,
+)
 from temporal.dates import (
     DatePrecision,
     DateValue,
@@ -34,11 +42,13 @@ __all__ = [
     "Count",
     "DatePrecision",
     "DateValue",
+    "EdgeRow",
     "Lifecycle",
     "LifecycleFilter",
     "LinkRef",
     "Locator",
     "NameIndex",
+    "NodeRow",
     "Reader",
     "ReconcileResult",
     "Reconciler",
@@ -51,13 +61,17 @@ __all__ = [
     "Store",
     "TimeField",
     "VaultConfig",
+    "declared_names",
+    "edge_rows",
     "format_instant",
     "from_datetime",
     "instant",
+    "node_rows",
     "normalize_name",
     "note_dates",
     "parse_date_value",
     "parse_query_bound",
+    "seed_matches",
     "slug_suffixes",
     "snapshot_id",
     "timezone",

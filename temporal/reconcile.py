@@ -74,6 +74,9 @@ class ReconcileResult:
     read: int
     parsed: int
     deleted: int
+    # Notes whose links and references were resolved again (changed notes and the notes whose
+    # targets a changed name may now reach): the graph projection re-reads their edges.
+    resolved_paths: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -247,6 +250,7 @@ class Reconciler:
             read,
             parsed,
             deleted,
+            tuple(sorted(set(plan.rows) | set(changes))),
         )
 
     def _scan_issues_changed(
