@@ -8,6 +8,7 @@ from temporal.connections import (
     NodeRow,
     declared_names,
     edge_rows,
+    generation,
     node_rows,
     seed_matches,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "edge_rows",
     "format_instant",
     "from_datetime",
+    "generation",
     "instant",
     "node_rows",
     "normalize_name",

@@ -15,7 +15,15 @@ from temporal.records import RecordKind, RecordRef
 from temporal.store import Reader, Store
 from vault import InvalidInput
 
-__all__ = ["EdgeRow", "NodeRow", "declared_names", "edge_rows", "node_rows", "seed_matches"]
+__all__ = [
+    "EdgeRow",
+    "NodeRow",
+    "declared_names",
+    "edge_rows",
+    "generation",
+    "node_rows",
+    "seed_matches",
+]
 
 _CHUNK = 500
 
@@ -49,6 +57,13 @@ class EdgeRow:
     revision: str
     valid_from: int | None
     valid_until: int | None
+
+
+def generation(source: Store | Reader) -> str:
+    """Which committed write the connection reads ("0" before the first): pairs a read
+    transaction with the graph projection built from the same state."""
+    row = source.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    return str(row[0]) if row else "0"
 
 
 def node_rows(

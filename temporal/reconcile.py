@@ -307,6 +307,12 @@ class Reconciler:
                 conn.executemany(
                     "DELETE FROM issues WHERE path = ? AND origin = 'scan'", [(p,) for p in paths]
                 )
+            # A counter of committed writes: the API pairs a read transaction with the graph
+            # projection published for the same generation.
+            conn.execute(
+                "INSERT OR REPLACE INTO meta SELECT 'generation',"
+                " coalesce((SELECT value FROM meta WHERE key = 'generation'), 0) + 1"
+            )
             conn.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('digests', ?)",
                 (json.dumps({k: format(v, "x") for k, v in plan.digests.items()}),),

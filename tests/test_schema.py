@@ -8,7 +8,7 @@ from api.schema import build_schema as build_almanac_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACT = ROOT.parent / "shared" / "contract.graphql"
-IMPLEMENTED = {"status", "record", "records", "lookup"}
+IMPLEMENTED = {"status", "record", "records", "lookup", "graph", "paths"}
 
 
 def test_schema_file_is_current() -> None:
