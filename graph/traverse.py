@@ -331,6 +331,8 @@ class _Walker:
         known = self.expanded.get(node)
         if known is not None:
             return known
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise QueryTooComplex("The traversal ran past the request's time limit")
         chosen: list[tuple[str, Step]] = []
         seen: set[str] = set()
         over = False
