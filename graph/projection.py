@@ -20,6 +20,8 @@ the edges that were waiting for it are found in memory.
 
 from __future__ import annotations
 
+import gc
+import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -28,7 +30,7 @@ from typing import Any, cast
 import networkx as nx
 
 import temporal
-from temporal import EdgeRow, NodeRow, ReconcileResult, RecordKind, RecordRef, Store
+from temporal import EdgeRow, NodeRow, ReconcileResult, RecordRef, Store
 
 __all__ = ["Adjacency", "Edge", "Node", "Projection", "ProjectionView", "ScopeGraph", "Step"]
 
@@ -65,19 +67,17 @@ class Edge:
 
 @dataclass(frozen=True, slots=True)
 class Node:
-    """One eligible record: its compact identity, lifecycle and file."""
+    """One eligible record: its compact identity (made once, shared by every answer), its
+    lifecycle and its file."""
 
-    id: str
-    kind: RecordKind
-    type: str
-    title: str
+    ref: RecordRef
     lifecycle: str
     path: str
 
     @property
-    def ref(self) -> RecordRef:
-        """The compact identity of the record."""
-        return RecordRef(self.id, self.kind, self.type, self.title)
+    def id(self) -> str:
+        """The record id."""
+        return self.ref.id
 
 
 # (relation, neighbour id, evidence id, 0 forward / 1 backward, edge): sorted, the order of SPEC's
@@ -95,6 +95,7 @@ class Adjacency:
 
     out: tuple[Step, ...]
     inc: tuple[Step, ...]
+    both: tuple[Step, ...]  # out and inc merged: the same step objects, no copies
     counts: tuple[int, int, int, int, int, int]
 
     def count(self, *, forward: bool, backward: bool, history: bool) -> int:
@@ -103,7 +104,7 @@ class Adjacency:
         return self.counts[index]
 
 
-_EMPTY = Adjacency((), (), (0, 0, 0, 0, 0, 0))
+_EMPTY = Adjacency((), (), (), (0, 0, 0, 0, 0, 0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +155,14 @@ class Projection:
     def build(cls, store: Store) -> Projection:
         """A clean projection of everything committed in `store`."""
         projection = cls()
-        projection._load(temporal.node_rows(store), temporal.edge_rows(store))
+        # Building makes millions of long-lived objects: nothing for the cyclic collector.
+        gc_was = gc.isenabled()
+        gc.disable()
+        try:
+            projection._load(temporal.node_rows(store), temporal.edge_rows(store))
+        finally:
+            if gc_was:
+                gc.enable()
         return projection
 
     def apply(self, store: Store, result: ReconcileResult) -> ProjectionView:
@@ -328,7 +336,8 @@ class Projection:
         for path in sorted(self._paths_by_id.get(rid, ())):
             row = self._notes[path]
             if row.scope == scope and row.eligible:
-                return Node(row.id, row.kind, row.type, row.title, row.lifecycle, row.path)
+                ref = RecordRef(row.id, row.kind, row.type, row.title)
+                return Node(ref, row.lifecycle, row.path)
         return None
 
     def _set_rows(self, path: str, edges: list[Edge]) -> None:
@@ -407,4 +416,4 @@ def _adjacency(graph: nx.MultiDiGraph[str], node: str) -> Adjacency:
         len(seen[3]),
         len(seen[2] | seen[3]),
     )
-    return Adjacency(tuple(out), tuple(inc), counts)
+    return Adjacency(tuple(out), tuple(inc), tuple(heapq.merge(out, inc)), counts)

@@ -12,7 +12,6 @@ never leaves the scope of its seed.
 from __future__ import annotations
 
 import bisect
-import heapq
 import re
 import time
 from collections.abc import Iterator, Sequence
@@ -214,25 +213,30 @@ def traverse(
     walker = _Walker(view, edges, limits.fan_out, deadline)
     starts = [(scope, ref.id) for scope, ref in seeds.found]
     hop_of: dict[_Key, int] = dict.fromkeys(starts, 0)
-    parent: dict[_Key, tuple[_Key, Step]] = {}
-    order: list[_Key] = []
+    # Each reached node's path is its parent's plus one step: built once, at discovery.
+    trail: dict[_Key, tuple[tuple[str, ...], tuple[GraphStep, ...]]] = {
+        key: ((key[1],), ()) for key in starts
+    }
+    paths: list[GraphPath] = []
     hits: list[LimitHit] = []
     frontier = list(starts)
     full = False
     for hop in range(1, limits.hops + 1):
         reached: list[_Key] = []
         for node in frontier:
-            chosen = walker.expand(node, hits)
-            for neighbour, step in chosen:
-                key = (node[0], neighbour)
+            scope = node[0]
+            for neighbour, step in walker.expand(node, hits):
+                key = (scope, neighbour)
                 if key in hop_of:
                     continue
-                if len(order) == limits.max_paths:
+                if len(paths) == limits.max_paths:
                     full = True
                     break
                 hop_of[key] = hop
-                parent[key] = (node, step)
-                order.append(key)
+                ids, steps = trail[node]
+                ids, steps = (*ids, neighbour), (*steps, _step(step))
+                trail[key] = (ids, steps)
+                paths.append(GraphPath(ids, steps))
                 reached.append(key)
             if full:
                 break
@@ -244,9 +248,8 @@ def traverse(
             hits.append(LimitHit("hop_limit"))
     if full:
         hits.append(LimitHit("path_limit"))
-    paths = tuple(_path(key, parent) for key in order)
-    nodes = tuple(GraphNode(_ref(view, key), hop_of[key]) for key in (*starts, *order))
-    return GraphResult(LookupStatus.FOUND, refs, (), nodes, paths, tuple(hits))
+    nodes = tuple(GraphNode(_ref(view, key), hop) for key, hop in hop_of.items())
+    return GraphResult(LookupStatus.FOUND, refs, (), nodes, tuple(paths), tuple(hits))
 
 
 def find_paths(
@@ -368,7 +371,7 @@ class _Walker:
         adjacency = self.view.adjacency(*node)
         stream: Iterator[Step]
         if self.forward and self.backward:
-            stream = heapq.merge(adjacency.out, adjacency.inc)
+            stream = iter(adjacency.both)
         else:
             stream = iter(adjacency.out if self.forward else adjacency.inc)
         relations, as_of, history = self.edges.relations, self.edges.as_of, self.edges.history
@@ -394,16 +397,6 @@ def _step(step: Step) -> GraphStep:
     edge = step[4]
     direction = Direction.OUT if step[3] == 0 else Direction.IN
     return GraphStep(edge.relation, edge.src, edge.dst, direction, edge.evidence, edge.locator)
-
-
-def _path(key: _Key, parent: dict[_Key, tuple[_Key, Step]]) -> GraphPath:
-    nodes = [key[1]]
-    steps: list[GraphStep] = []
-    while key in parent:
-        key, step = parent[key]
-        nodes.append(key[1])
-        steps.append(_step(step))
-    return GraphPath(tuple(reversed(nodes)), tuple(reversed(steps)))
 
 
 def _ref(view: ProjectionView, key: _Key) -> RecordRef:
