@@ -46,8 +46,11 @@ def write(root: Path, files: dict[str, str]) -> None:
         target.write_text(text)
 
 
+World = tuple[Path, temporal.Store, temporal.Reconciler]
+
+
 @pytest.fixture
-def world(tmp_path: Path) -> Iterator[tuple[Path, temporal.Store, temporal.Reconciler]]:
+def world(tmp_path: Path) -> Iterator[World]:
     root = tmp_path / "vault"
     write(root, NOTES)
     store = temporal.Store.open(tmp_path / "state.db")
@@ -84,7 +87,7 @@ def remove(root: Path, path: str) -> None:
     (root / path).unlink()
 
 
-EDITS: dict[str, Callable[[Path], None]] = {
+EDITS: dict[str, Callable[[Path], object]] = {
     "add-link": lambda root: write(
         root, {"people/cy.md": "---\ntype: person\n---\n# Cy\nMet [[Bob]].\n"}
     ),
@@ -129,7 +132,7 @@ EDITS: dict[str, Callable[[Path], None]] = {
 
 
 @pytest.mark.parametrize("edit", sorted(EDITS))
-def test_incremental_update_equals_a_clean_rebuild(world, edit: str) -> None:
+def test_incremental_update_equals_a_clean_rebuild(world: World, edit: str) -> None:
     root, store, reconciler = world
     projection = graph.Projection.build(store)
     before = state(projection)
@@ -150,7 +153,7 @@ def edge_ids(projection: graph.Projection) -> set[tuple[str, str, str, str]]:
     return {(e.relation, e.src, e.dst, e.evidence) for _, _, _, e in edges(projection)}
 
 
-def test_an_added_link_adds_exactly_its_edge(world) -> None:
+def test_an_added_link_adds_exactly_its_edge(world: World) -> None:
     root, store, reconciler = world
     projection = graph.Projection.build(store)
     before = edge_ids(projection)
@@ -160,7 +163,7 @@ def test_an_added_link_adds_exactly_its_edge(world) -> None:
     assert before - edge_ids(projection) == set()
 
 
-def test_withdrawing_a_person_removes_every_edge_that_depended_on_it(world) -> None:
+def test_withdrawing_a_person_removes_every_edge_that_depended_on_it(world: World) -> None:
     root, store, reconciler = world
     projection = graph.Projection.build(store)
     before = edge_ids(projection)
@@ -173,7 +176,7 @@ def test_withdrawing_a_person_removes_every_edge_that_depended_on_it(world) -> N
     assert edge_ids(projection) - before == set()
 
 
-def test_a_claim_becomes_eligible_with_its_waiting_edges(world) -> None:
+def test_a_claim_becomes_eligible_with_its_waiting_edges(world: World) -> None:
     root, store, reconciler = world
     projection = graph.Projection.build(store)
     assert projection.view.node("default", "claims/c2") is None
@@ -187,7 +190,7 @@ def test_a_claim_becomes_eligible_with_its_waiting_edges(world) -> None:
     assert added <= edge_ids(projection)
 
 
-def test_edges_carry_relation_evidence_locator_and_validity(world) -> None:
+def test_edges_carry_relation_evidence_locator_and_validity(world: World) -> None:
     _, store, _ = world
     projection = graph.Projection.build(store)
     by_id = {(e.relation, e.src, e.dst): e for _, _, _, e in edges(projection)}
@@ -212,7 +215,7 @@ def test_edges_carry_relation_evidence_locator_and_validity(world) -> None:
     }
 
 
-def test_parallel_edges_stay_apart_in_the_graph(world) -> None:
+def test_parallel_edges_stay_apart_in_the_graph(world: World) -> None:
     _, store, _ = world
     projection = graph.Projection.build(store)
     g = projection.graphs["default"]
