@@ -284,6 +284,7 @@ def find_paths(
     if start[0] == goal[0] and start != goal:
         stack: list[tuple[_Key, tuple[_Key, ...], tuple[Step, ...]]] = [(start, (start,), ())]
         while stack:
+            walker.check()
             node, on_path, steps = stack.pop()
             for neighbour, step in walker.expand(node, hits):
                 key = (node[0], neighbour)
@@ -334,8 +335,7 @@ class _Walker:
         known = self.expanded.get(node)
         if known is not None:
             return known
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise QueryTooComplex("The traversal ran past the request's time limit")
+        self.check()
         chosen: list[tuple[str, Step]] = []
         seen: set[str] = set()
         over = False
@@ -361,6 +361,15 @@ class _Walker:
             hits.append(LimitHit("fan_out_limit", node[1], available))
         self.expanded[node] = chosen
         return chosen
+
+    def check(self) -> None:
+        """Raise when past the deadline.
+
+        Raises:
+            QueryTooComplex: the request's time limit has passed.
+        """
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise QueryTooComplex("The traversal ran past the request's time limit")
 
     def has_unvisited(self, node: _Key, visited: dict[_Key, int]) -> bool:
         """Whether a qualifying neighbour of `node` was not reached."""

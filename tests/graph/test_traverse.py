@@ -294,3 +294,15 @@ def test_scopes_keep_walks_inside_the_readable_scopes(tmp_path: Path) -> None:
     assert w.text("Ada", ["team", "private"]).status is LookupStatus.AMBIGUOUS
     assert [r.id for _, r in w.text("Ada", ["private"]).found] == ["private/ada"]
     w.store.close()
+
+
+def test_paths_past_the_deadline_raise_query_too_complex(world: World) -> None:
+    with pytest.raises(QueryTooComplex):
+        graph.find_paths(
+            world.view,
+            world.seeds("h/s00"),
+            world.seeds("h/s02"),
+            limits=TraversalLimits(hops=3),
+            edges=EdgeFilter(),
+            deadline=time.monotonic() - 1,
+        )
