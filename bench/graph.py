@@ -184,6 +184,31 @@ def main() -> None:
             lambda: post(PATHS, {"from": ordinary, "to": target}), runs
         )
         out["status_http_ms"] = median_ms(lambda: post("{ status { recordCount } }", {}), runs)
+        # One note edited (a link to the hub added: the hub's adjacency is sorted again), then
+        # the next query: reconcile of the watched path, graph update, publication, query.
+        # The note's bytes are put back afterwards.
+        node = view.node("default", ordinary)
+        assert node is not None
+        note = args.vault / node.path
+        original = note.read_bytes()
+        counter = itertools.count()
+
+        def edit() -> None:
+            note.write_bytes(original + f"\nSee [[{hub}]] ({next(counter)}).\n".encode())
+
+        def edit_then(action: Callable[[], object]) -> Callable[[], object]:
+            return lambda: (edit(), action())
+
+        try:
+            out["edit_then_reconcile_and_graph_update_ms"] = median_ms(
+                edit_then(lambda: services.reconcile_now(now_us=now_us())), 10
+            )
+            out["edit_then_graph_query_http_ms"] = median_ms(
+                edit_then(lambda: post(COMPACT, {"id": ordinary})), 10
+            )
+        finally:
+            note.write_bytes(original)
+            post(COMPACT, {"id": ordinary})
     server.should_exit = True
     thread.join()
     for name in ("hub", "ordinary"):

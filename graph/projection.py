@@ -25,7 +25,7 @@ import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any
 
 import networkx as nx
 
@@ -205,17 +205,15 @@ class Projection:
             self._scope_of[row.path] = row.scope
         for path, items in grouped.items():
             self._set_rows(path, items)
-        # Edge tuples (u, v, key, data) for add_edges_from; the stubs only know 2- and 3-tuples.
+        # (u, v, key) for add_edges_from, which the stubs read as (u, v, data): the key is the
+        # `Edge`, which carries relation, evidence, locator and validity, so no data dict.
         pending: dict[str, list[Any]] = {}
         for path, stored in self._rows.items():
             scope = self._scope_of[path]
             live = {e for e in stored if self._is_live(scope, e)}
             if live:
                 self._in_graph[path] = live
-                pending.setdefault(scope, []).extend(
-                    (e.src, e.dst, e, {"relation": e.relation, "evidence": e.evidence})
-                    for e in live
-                )
+                pending.setdefault(scope, []).extend((e.src, e.dst, e) for e in live)
         for (scope, rid), record in self._live.items():
             self._graph(scope).add_node(rid, record=record)
         for scope, batch in pending.items():
@@ -284,9 +282,7 @@ class Projection:
             for edge in self._in_graph.get(path, set()):
                 graph = self._graph(self._scope_of[path])
                 if not graph.has_edge(edge.src, edge.dst, key=edge):
-                    graph.add_edge(
-                        edge.src, edge.dst, key=edge, relation=edge.relation, evidence=edge.evidence
-                    )
+                    graph.add_edge(edge.src, edge.dst, key=edge)
         return self._publish(touched)
 
     def _publish(self, touched: set[tuple[str, str]]) -> ProjectionView:
@@ -386,20 +382,21 @@ def _adjacency(graph: nx.MultiDiGraph[str], node: str) -> Adjacency:
     out: list[Step] = []
     inc: list[Step] = []
     seen: list[set[str]] = [set(), set(), set(), set()]  # out, in; then with history
-    for nbr, keys in graph.succ[node].items():
+    # The internal dicts: the public views cost as much as the rest of the build.
+    succ: dict[str, dict[Edge, object]] = graph._succ[node]  # type: ignore[attr-defined]
+    pred: dict[str, dict[Edge, object]] = graph._pred[node]  # type: ignore[attr-defined]
+    for nbr, keys in succ.items():
         if nbr == node:
             continue
-        for key in keys:
-            edge = cast(Edge, key)  # the stubs type multigraph keys as str
+        for edge in keys:
             out.append((edge.relation, nbr, edge.evidence, _FORWARD, edge))
             seen[2].add(nbr)
             if edge.relation != SUPERSEDED_BY:
                 seen[0].add(nbr)
-    for nbr, keys in graph.pred[node].items():
+    for nbr, keys in pred.items():
         if nbr == node:
             continue
-        for key in keys:
-            edge = cast(Edge, key)
+        for edge in keys:
             inc.append((edge.relation, nbr, edge.evidence, _BACKWARD, edge))
             seen[3].add(nbr)
             if edge.relation != SUPERSEDED_BY:
