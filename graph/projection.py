@@ -20,6 +20,7 @@ the edges that were waiting for it are found in memory.
 
 from __future__ import annotations
 
+import bisect
 import gc
 import heapq
 from collections.abc import Iterable, Mapping
@@ -174,6 +175,15 @@ class Projection:
         """
         if not result.changed:
             return self.view
+        gc_was = gc.isenabled()
+        gc.disable()  # as in the reconciler: the collector would rescan millions of objects
+        try:
+            return self._apply(store, result)
+        finally:
+            if gc_was:
+                gc.enable()
+
+    def _apply(self, store: Store, result: ReconcileResult) -> ProjectionView:
         rewritten = set(result.resolved_paths) | set(result.changed_paths)
         touched_paths = set(rewritten)
         for rid in result.affected_ids:
@@ -220,8 +230,8 @@ class Projection:
             self._graph(scope).add_edges_from(batch)
         scopes = {
             scope: ScopeGraph(
-                MappingProxyType({n: d["record"] for n, d in g.nodes(data=True)}),
-                MappingProxyType({n: _adjacency(g, n) for n in g}),
+                {n: d["record"] for n, d in g.nodes(data=True)},
+                {n: _adjacency(g, n) for n in g},
             )
             for scope, g in self.graphs.items()
         }
@@ -257,6 +267,20 @@ class Projection:
             else:
                 self._live[key] = new
         touched: set[tuple[str, str]] = set(changed_nodes)
+        # Per node whose edges changed: the steps to take out of and put into its adjacency.
+        delta: dict[tuple[str, str], tuple[list[Step], list[Step]]] = {}
+
+        def note(scope: str, edge: Edge, index: int) -> None:
+            if edge.src == edge.dst:
+                return  # self-loops make no step
+            touched.update(((scope, edge.src), (scope, edge.dst)))
+            delta.setdefault((scope, edge.src), ([], []))[index].append(
+                (edge.relation, edge.dst, edge.evidence, _FORWARD, edge)
+            )
+            delta.setdefault((scope, edge.dst), ([], []))[index].append(
+                (edge.relation, edge.src, edge.evidence, _BACKWARD, edge)
+            )
+
         for path in sorted(evidence):
             if path not in self._scope_of:
                 continue  # a file that never had an edge
@@ -267,9 +291,9 @@ class Projection:
                 self._in_graph[path] = new_edges
             for edge in old_edges - new_edges:
                 self._graph(scope).remove_edge(edge.src, edge.dst, key=edge)
-                touched |= {(scope, edge.src), (scope, edge.dst)}
+                note(scope, edge, 0)
             for edge in new_edges - old_edges:
-                touched |= {(scope, edge.src), (scope, edge.dst)}
+                note(scope, edge, 1)
         for scope, rid in sorted(changed_nodes):
             graph = self._graph(scope)
             node = self._live.get((scope, rid))
@@ -283,9 +307,14 @@ class Projection:
                 graph = self._graph(self._scope_of[path])
                 if not graph.has_edge(edge.src, edge.dst, key=edge):
                     graph.add_edge(edge.src, edge.dst, key=edge)
-        return self._publish(touched)
+        return self._publish(touched, changed_nodes, delta)
 
-    def _publish(self, touched: set[tuple[str, str]]) -> ProjectionView:
+    def _publish(
+        self,
+        touched: set[tuple[str, str]],
+        changed: set[tuple[str, str]],
+        delta: Mapping[tuple[str, str], tuple[list[Step], list[Step]]],
+    ) -> ProjectionView:
         scopes = dict(self.view.scopes)
         by_scope: dict[str, set[str]] = {}
         for scope, rid in touched:
@@ -298,11 +327,17 @@ class Projection:
             for rid in ids:
                 if rid in graph:
                     nodes[rid] = graph.nodes[rid]["record"]
-                    adjacency[rid] = _adjacency(graph, rid)
+                    old_adjacency = adjacency.get(rid)
+                    if (scope, rid) in changed or old_adjacency is None:
+                        adjacency[rid] = _adjacency(graph, rid)
+                    elif (scope, rid) in delta:
+                        # A hub gains one link: patch its sorted steps, do not sort them again.
+                        removed, added = delta[(scope, rid)]
+                        adjacency[rid] = _patched(graph, rid, old_adjacency, removed, added)
                 else:
                     nodes.pop(rid, None)
                     adjacency.pop(rid, None)
-            scopes[scope] = ScopeGraph(MappingProxyType(nodes), MappingProxyType(adjacency))
+            scopes[scope] = ScopeGraph(nodes, adjacency)
         self.view = ProjectionView(MappingProxyType(scopes), self.view.version + 1)
         return self.view
 
@@ -376,6 +411,53 @@ def _edge(row: EdgeRow) -> Edge:
         row.valid_from,
         row.valid_until,
     )
+
+
+def _patched(
+    graph: nx.MultiDiGraph[str],
+    node: str,
+    old: Adjacency,
+    removed: list[Step],
+    added: list[Step],
+) -> Adjacency:
+    """`old` with some steps taken out and others put in, each by bisection (no full sort)."""
+    lists = {_FORWARD: list(old.out), _BACKWARD: list(old.inc)}
+    both = list(old.both)
+    for step in removed:
+        for steps in (lists[step[3]], both):
+            i = bisect.bisect_left(steps, step)
+            if i < len(steps) and steps[i] == step:
+                del steps[i]
+    for step in added:
+        bisect.insort(lists[step[3]], step)
+        bisect.insort(both, step)
+    out, inc = lists[_FORWARD], lists[_BACKWARD]
+    succ: dict[str, dict[Edge, object]] = graph._succ[node]  # type: ignore[attr-defined]
+    pred: dict[str, dict[Edge, object]] = graph._pred[node]  # type: ignore[attr-defined]
+    out_all = succ.keys() - {node}
+    in_all = pred.keys() - {node}
+    # Neighbours reached only by superseded_by edges (few): found from those steps alone.
+    out_hist = _history_only(out, succ)
+    in_hist = _history_only(inc, pred)
+    counts = (
+        len(out_all) - len(out_hist),
+        len(in_all) - len(in_hist),
+        len((out_all - out_hist) | (in_all - in_hist)),
+        len(out_all),
+        len(in_all),
+        len(out_all | in_all),
+    )
+    return Adjacency(tuple(out), tuple(inc), tuple(both), counts)
+
+
+def _history_only(steps: list[Step], neighbours: Mapping[str, Mapping[Edge, object]]) -> set[str]:
+    lo = bisect.bisect_left(steps, (SUPERSEDED_BY,))
+    hi = bisect.bisect_left(steps, (SUPERSEDED_BY + "\x00",))
+    return {
+        step[1]
+        for step in steps[lo:hi]
+        if all(edge.relation == SUPERSEDED_BY for edge in neighbours[step[1]])
+    }
 
 
 def _adjacency(graph: nx.MultiDiGraph[str], node: str) -> Adjacency:
