@@ -439,13 +439,14 @@ def _patched(
     # Neighbours reached only by superseded_by edges (few): found from those steps alone.
     out_hist = _history_only(out, succ)
     in_hist = _history_only(inc, pred)
+    both_all = len(out_all | in_all)
     counts = (
         len(out_all) - len(out_hist),
         len(in_all) - len(in_hist),
-        len((out_all - out_hist) | (in_all - in_hist)),
+        len((out_all - out_hist) | (in_all - in_hist)) if out_hist or in_hist else both_all,
         len(out_all),
         len(in_all),
-        len(out_all | in_all),
+        both_all,
     )
     return Adjacency(tuple(out), tuple(inc), tuple(both), counts)
 
