@@ -47,6 +47,7 @@ GRAPH = """query($id: ID!) { graph(seed: {id: $id}, hops: 3, fanOut: 25, maxPath
   meta { snapshot degraded } } }"""
 COMPACT = """query($id: ID!) { graph(seed: {id: $id}, hops: 3, fanOut: 25, maxPaths: 100) {
   status paths { nodes } limits { reason nodeId available } meta { degraded } } }"""
+LOOKUP = """query($id: String!) { lookup(name: $id) { status record { id } meta { degraded } } }"""
 PATHS = """query($from: ID!, $to: ID!) { paths(from: $from, to: $to, maxHops: 3) {
   status paths { nodes edges { relation record direction } } limits { reason available }
   meta { degraded } } }"""
@@ -151,6 +152,8 @@ def main() -> None:
             context.close()
         assert result.errors is None, result.errors
 
+    # What any query costs through the schema (parse, validation, limits, context, meta).
+    out["lookup_in_process_ms"] = median_ms(lambda: execute(LOOKUP, {"id": hub}), runs)
     out["traverse_hub_in_process_ms"] = median_ms(lambda: execute(GRAPH, {"id": hub}), runs)
     out["traverse_hub_in_process_compact_ms"] = median_ms(
         lambda: execute(COMPACT, {"id": hub}), runs
@@ -177,6 +180,7 @@ def main() -> None:
             response = client.post(url, json={"query": query, "variables": variables})
             assert response.status_code == 200 and "errors" not in response.json(), response.text
 
+        out["lookup_http_ms"] = median_ms(lambda: post(LOOKUP, {"id": hub}), runs)
         out["traverse_hub_http_ms"] = median_ms(lambda: post(GRAPH, {"id": hub}), runs)
         out["traverse_hub_http_compact_ms"] = median_ms(lambda: post(COMPACT, {"id": hub}), runs)
         out["traverse_ordinary_http_ms"] = median_ms(lambda: post(GRAPH, {"id": ordinary}), runs)
