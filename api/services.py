@@ -141,6 +141,8 @@ class Services:
     def refresh_projection(self) -> None:
         """Build the graph projection again from what the database holds now."""
         with self._thread_lock:
+            if temporal.generation(self.store) in self._views:
+                return  # a reconcile published it while this caller waited for the lock
             self._set_applying(True)
             try:
                 self._project(None)
