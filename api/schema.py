@@ -10,7 +10,8 @@ from strawberry.extensions import (
 from strawberry.schema.config import StrawberryConfig
 
 from api.errors import ErrorCodes
-from api.resolvers import graph as graph_resolvers, records as resolvers
+from api.resolvers import records as resolvers
+from api.resolvers.graph import graph_query, paths as graph_paths
 from api.settings import Limits
 from api.types.graph import GraphResult
 from api.types.records import LookupResult, Record, RecordConnection, Status
@@ -39,11 +40,11 @@ class Query:
         resolver=resolvers.lookup, description="Exact id, slug, title or alias lookup. Never fuzzy."
     )
     graph: GraphResult = strawberry.field(
-        resolver=graph_resolvers.graph_query,
+        resolver=graph_query,
         description="Bounded traversal from a seed record or from exact names declared in a text.",
     )
     paths: GraphResult = strawberry.field(
-        resolver=graph_resolvers.paths,
+        resolver=graph_paths,
         description="Simple paths between two records, under the same bounds as graph.",
     )
 
