@@ -434,18 +434,25 @@ def _patched(
     out, inc = lists[_FORWARD], lists[_BACKWARD]
     succ: dict[str, dict[Edge, object]] = graph._succ[node]  # type: ignore[attr-defined]
     pred: dict[str, dict[Edge, object]] = graph._pred[node]  # type: ignore[attr-defined]
-    out_all = succ.keys() - {node}
-    in_all = pred.keys() - {node}
+    # Counted without a set of a hub's neighbours: |out ∪ in| = |out| + |in| - |out ∩ in|, and
+    # the intersection is built from the smaller side.
+    out_all = len(succ) - (node in succ)
+    in_all = len(pred) - (node in pred)
+    both_all = out_all + in_all - len((succ.keys() & pred.keys()) - {node})
     # Neighbours reached only by superseded_by edges (few): found from those steps alone.
     out_hist = _history_only(out, succ)
     in_hist = _history_only(inc, pred)
-    both_all = len(out_all | in_all)
+    lost = sum(
+        1
+        for n in out_hist | in_hist
+        if not ((n in succ and n not in out_hist) or (n in pred and n not in in_hist))
+    )
     counts = (
-        len(out_all) - len(out_hist),
-        len(in_all) - len(in_hist),
-        len((out_all - out_hist) | (in_all - in_hist)) if out_hist or in_hist else both_all,
-        len(out_all),
-        len(in_all),
+        out_all - len(out_hist),
+        in_all - len(in_hist),
+        both_all - lost,
+        out_all,
+        in_all,
         both_all,
     )
     return Adjacency(tuple(out), tuple(inc), tuple(both), counts)

@@ -124,6 +124,15 @@ EDITS: dict[str, Callable[[Path], object]] = {
         root, {"orgs/bob-inc.md": "---\ntype: organization\ntitle: Bob\n---\n"}
     ),
     "delete-file": lambda root: remove(root, "orgs/acme.md"),
+    # The replacement's adjacency is patched: its old-plan neighbour is no longer history-only.
+    "link-alongside-supersession": lambda root: write(
+        root, {"decisions/old.md": NOTES["decisions/old.md"] + "Now see [[New plan]].\n"}
+    ),
+    # The replacement's adjacency is patched while its old plan is a history-only neighbour.
+    "link-to-replacement": lambda root: write(root, {"notes/n3.md": "See [[New plan]].\n"}),
+    "hub-gains-a-link": lambda root: write(
+        root, {"notes/n2.md": "Ada again: [[Ada Lopez]], [[people/ada]].\n"}
+    ),
     "supersede-chain-edit": lambda root: write(
         root,
         {"decisions/old.md": NOTES["decisions/old.md"].replace("decisions/new", "decisions/none")},
