@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from graph.lookup import LookupResult, LookupStatus, lookup
-from graph.projection import Adjacency, Edge, Node, Projection, ProjectionView, ScopeGraph
+from graph.projection import (
+    Adjacency,
+    Edge,
+    Node,
+    Projection,
+    ProjectionView,
+    ScopeGraph,
+    Sharded,
+)
 from graph.traverse import (
     MAX_SEED_TEXT,
     Direction,
@@ -39,6 +47,7 @@ __all__ = [
     "ProjectionView",
     "ScopeGraph",
     "Seeds",
+    "Sharded",
     "TraversalLimits",
     "find_paths",
     "lookup",

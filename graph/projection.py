@@ -23,19 +23,31 @@ from __future__ import annotations
 import bisect
 import gc
 import heapq
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 import networkx as nx
 
 import temporal
 from temporal import EdgeRow, NodeRow, ReconcileResult, RecordRef, Store
 
-__all__ = ["Adjacency", "Edge", "Node", "Projection", "ProjectionView", "ScopeGraph", "Step"]
+__all__ = [
+    "Adjacency",
+    "Edge",
+    "Node",
+    "Projection",
+    "ProjectionView",
+    "ScopeGraph",
+    "Sharded",
+    "Step",
+]
 
 SUPERSEDED_BY = "superseded_by"
+_SHARDS = 256
+_MASK = _SHARDS - 1
+V = TypeVar("V")
 _FORWARD, _BACKWARD = 0, 1
 
 
@@ -108,12 +120,65 @@ class Adjacency:
 _EMPTY = Adjacency((), (), (), (0, 0, 0, 0, 0, 0))
 
 
+class Sharded(Mapping[str, V]):
+    """A read-only mapping kept in shards, so a new version copies only the shards it changes
+    (a few hundred entries each) instead of 100,000 entries."""
+
+    __slots__ = ("_len", "_shards")
+
+    def __init__(self, shards: tuple[dict[str, V], ...], length: int) -> None:
+        self._shards = shards
+        self._len = length
+
+    @classmethod
+    def build(cls, items: Iterable[tuple[str, V]]) -> Sharded[V]:
+        """A sharded mapping of `items`."""
+        shards: tuple[dict[str, V], ...] = tuple({} for _ in range(_SHARDS))
+        for key, value in items:
+            shards[hash(key) & _MASK][key] = value
+        return cls(shards, sum(len(s) for s in shards))
+
+    def updated(self, changes: Mapping[str, V | None]) -> Sharded[V]:
+        """A new version with `changes` applied (None removes a key); this one is unchanged."""
+        shards = list(self._shards)
+        copied: set[int] = set()
+        length = self._len
+        for key, value in changes.items():
+            index = hash(key) & _MASK
+            if index not in copied:
+                shards[index] = dict(shards[index])
+                copied.add(index)
+            shard = shards[index]
+            if value is None:
+                length -= shard.pop(key, None) is not None
+            else:
+                length += key not in shard
+                shard[key] = value
+        return Sharded(tuple(shards), length)
+
+    def __getitem__(self, key: str) -> V:
+        return self._shards[hash(key) & _MASK][key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._shards[hash(key) & _MASK].get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._shards[hash(key) & _MASK]
+
+    def __iter__(self) -> Iterator[str]:
+        for shard in self._shards:
+            yield from shard
+
+    def __len__(self) -> int:
+        return self._len
+
+
 @dataclass(frozen=True, slots=True)
 class ScopeGraph:
     """The published graph of one scope."""
 
-    nodes: Mapping[str, Node]
-    adjacency: Mapping[str, Adjacency]
+    nodes: Sharded[Node]
+    adjacency: Sharded[Adjacency]
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,8 +295,8 @@ class Projection:
             self._graph(scope).add_edges_from(batch)
         scopes = {
             scope: ScopeGraph(
-                {n: d["record"] for n, d in g.nodes(data=True)},
-                {n: _adjacency(g, n) for n in g},
+                Sharded.build((n, d["record"]) for n, d in g.nodes(data=True)),
+                Sharded.build((n, _adjacency(g, n)) for n in g),
             )
             for scope, g in self.graphs.items()
         }
@@ -321,13 +386,15 @@ class Projection:
             by_scope.setdefault(scope, set()).add(rid)
         for scope, ids in by_scope.items():
             old = scopes.get(scope)
-            nodes = dict(old.nodes) if old is not None else {}
-            adjacency = dict(old.adjacency) if old is not None else {}
+            if old is None:
+                old = ScopeGraph(Sharded.build(()), Sharded.build(()))
+            nodes: dict[str, Node | None] = {}
+            adjacency: dict[str, Adjacency | None] = {}
             graph = self._graph(scope)
             for rid in ids:
                 if rid in graph:
                     nodes[rid] = graph.nodes[rid]["record"]
-                    old_adjacency = adjacency.get(rid)
+                    old_adjacency = old.adjacency.get(rid)
                     if (scope, rid) in changed or old_adjacency is None:
                         adjacency[rid] = _adjacency(graph, rid)
                     elif (scope, rid) in delta:
@@ -335,9 +402,9 @@ class Projection:
                         removed, added = delta[(scope, rid)]
                         adjacency[rid] = _patched(graph, rid, old_adjacency, removed, added)
                 else:
-                    nodes.pop(rid, None)
-                    adjacency.pop(rid, None)
-            scopes[scope] = ScopeGraph(nodes, adjacency)
+                    nodes[rid] = None
+                    adjacency[rid] = None
+            scopes[scope] = ScopeGraph(old.nodes.updated(nodes), old.adjacency.updated(adjacency))
         self.view = ProjectionView(MappingProxyType(scopes), self.view.version + 1)
         return self.view
 
