@@ -13,10 +13,11 @@ from starlette.responses import Response
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 
+import graph
 import temporal
 from api.services import Services, now_us
 from api.types.common import Coverage, Freshness, ResultMeta
-from vault import AlmanacError, Forbidden, Unauthenticated
+from vault import AlmanacError, Forbidden, IndexUnavailable, Unauthenticated
 
 __all__ = ["AlmanacGraphQL", "Context", "Info", "readable_scopes"]
 
@@ -32,14 +33,40 @@ class Context:
     degraded: tuple[str, ...] = ()
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     _reader: temporal.Reader | None = None
+    _view: graph.ProjectionView | None = None
 
     def reader(self) -> temporal.Reader:
         """The request's read transaction, opened on first use."""
         if self._reader is None:
-            self._reader = self._stack.enter_context(
-                self.services.store.read(deadline=self.deadline)
-            )
+            self._open()
+        assert self._reader is not None
         return self._reader
+
+    def view(self) -> graph.ProjectionView:
+        """The graph projection matching the request's read transaction (I5)."""
+        if self._view is None:
+            self._open()
+        assert self._view is not None
+        return self._view
+
+    def _open(self) -> None:
+        """Open the read transaction and pick the graph view of the generation it reads."""
+        services = self.services
+        for _ in range(3):
+            attempt = contextlib.ExitStack()
+            reader = attempt.enter_context(services.store.read(deadline=self.deadline))
+            try:
+                view = services.view_for(temporal.generation(reader), deadline=self.deadline)
+            except BaseException:
+                attempt.close()
+                raise
+            if view is not None:
+                self._stack.enter_context(attempt)
+                self._reader, self._view = reader, view
+                return
+            attempt.close()
+            services.refresh_projection()  # another process wrote the database
+        raise IndexUnavailable("The graph projection does not match the index; try again")
 
     def readable(self, scope: str | None = None) -> list[str]:
         """The scopes this request reads: all it may, or the one asked for."""
@@ -79,6 +106,7 @@ class Context:
         """End the read transaction."""
         self._stack.close()
         self._reader = None
+        self._view = None
 
 
 Info = strawberry.Info[Context, None]

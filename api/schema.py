@@ -11,8 +11,10 @@ from strawberry.schema.config import StrawberryConfig
 
 from api.errors import ErrorCodes
 from api.resolvers import records as resolvers, time
+from api.resolvers.graph import graph_query, paths as graph_paths
 from api.resolvers.search import search
 from api.settings import Limits
+from api.types.graph import GraphResult
 from api.types.records import LookupResult, Record, RecordConnection, Status
 from api.types.search import SearchConnection
 from api.types.time import LastSeenResult, OccurrenceResult, TimelineResult
@@ -64,6 +66,14 @@ class Query:
     search: SearchConnection = strawberry.field(
         resolver=search,
         description="FTS5/BM25 keyword search over title (8), aliases (6) and body (1).",
+    )
+    graph: GraphResult = strawberry.field(
+        resolver=graph_query,
+        description="Bounded traversal from a seed record or from exact names declared in a text.",
+    )
+    paths: GraphResult = strawberry.field(
+        resolver=graph_paths,
+        description="Simple paths between two records, under the same bounds as graph.",
     )
 
 

@@ -3,20 +3,26 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import anyio.to_thread
 import pendulum
 
+import temporal
 from api.settings import Settings
 from api.watcher import Watcher
+from graph import Projection, ProjectionView
 from temporal import FINGERPRINT, Reconciler, ReconcileResult, Store, from_datetime
 from vault import AlmanacError, IndexUnavailable
 
 __all__ = ["Freshness", "Services", "now_us"]
 
 log = logging.getLogger("almanac")
+
+_KEPT_VIEWS = 4  # published graph versions kept for requests whose read began before the last
+_PUBLISH_WAIT_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +40,13 @@ class Services:
     one reconcile: a caller waits only for a reconcile that *started* after it
     arrived, so it sees every change that finished before it arrived, and a
     burst of callers costs one reconcile, not one each.
+
+    Each reconcile also updates the graph projection and publishes an immutable view of it
+    under the *generation* it committed (a counter in the state database). A request pairs its
+    read transaction with the view of the generation that transaction reads (`view_for`), so
+    (snapshot, graph) always match: a request whose read began just after a commit waits the
+    few milliseconds until that commit's view is published, and one that began before keeps
+    the previous view, which is never modified.
     """
 
     def __init__(self, settings: Settings, store: Store, reconciler: Reconciler) -> None:
@@ -48,6 +61,10 @@ class Services:
         self._pending: set[str] = set()
         self._rescan = True
         self.freshness = Freshness(0, 0)
+        self.projection: Projection | None = None
+        self._views: dict[str, ProjectionView] = {}
+        self._published = threading.Condition()
+        self._applying = False
 
     @classmethod
     def open(
@@ -81,17 +98,81 @@ class Services:
     def reconcile_now(
         self, *, now_us: int, progress: Callable[[int, int], None] | None = None
     ) -> ReconcileResult:
-        """Reconcile synchronously (startup, CLI, tests)."""
+        """Reconcile synchronously (startup, CLI, tests), then publish the matching graph."""
         with self._thread_lock:
+            self._set_applying(True)
             try:
-                paths = self._take_changes()
-                result = self.reconciler.reconcile(now_us=now_us, paths=paths, progress=progress)
-            except BaseException:
-                self._rescan = True  # what the watcher said is not applied: look at everything
-                raise
-            self._rescan = False
-            self._note(result, now_us)
-            return result
+                entries = self.reconciler.entries
+                try:
+                    paths = self._take_changes()
+                    result = self.reconciler.reconcile(
+                        now_us=now_us, paths=paths, progress=progress
+                    )
+                except BaseException:
+                    self._rescan = True  # what the watcher said is not applied: look at everything
+                    self.projection = None  # may have committed: rebuild the graph next time
+                    raise
+                self._rescan = False
+                self._note(result, now_us)
+                # A reconciler that reloaded its memory (another process wrote the database)
+                # reports only its own changes: the graph is then built again from scratch.
+                self._project(result if self.reconciler.entries is entries else None)
+                return result
+            finally:
+                self._set_applying(False)
+
+    def view_for(self, generation: str, *, deadline: float | None) -> ProjectionView | None:
+        """The graph view published for `generation`, waiting while a reconcile publishes it.
+
+        Returns None when no view of that generation exists or is on its way (the database
+        was written by another process): the caller calls `refresh_projection` and reads again.
+        """
+        limit = time.monotonic() + _PUBLISH_WAIT_S
+        if deadline is not None:
+            limit = min(limit, deadline)
+        with self._published:
+            while generation not in self._views:
+                remaining = limit - time.monotonic()
+                if not self._applying or remaining <= 0:
+                    return None
+                self._published.wait(remaining)
+            return self._views[generation]
+
+    def refresh_projection(self) -> None:
+        """Build the graph projection again from what the database holds now."""
+        with self._thread_lock:
+            if temporal.generation(self.store) in self._views:
+                return  # a reconcile published it while this caller waited for the lock
+            self._set_applying(True)
+            try:
+                self._project(None)
+            finally:
+                self._set_applying(False)
+
+    def _project(self, result: ReconcileResult | None) -> None:
+        generation = temporal.generation(self.store)
+        projection = self.projection
+        view: ProjectionView | None = None
+        if projection is not None and result is not None:
+            try:
+                view = projection.apply(self.store, result)
+            except Exception:
+                log.exception("Graph projection update failed; building it again")
+        if view is None or projection is None:
+            projection = Projection.build(self.store)
+            view = projection.view
+        self.projection = projection
+        with self._published:
+            self._views.pop(generation, None)  # the newest goes last, the oldest is dropped
+            self._views[generation] = view
+            for old in list(self._views)[:-_KEPT_VIEWS]:
+                del self._views[old]
+            self._published.notify_all()
+
+    def _set_applying(self, value: bool) -> None:
+        with self._published:
+            self._applying = value
+            self._published.notify_all()
 
     async def ensure_fresh(self, *, now_us: int) -> None:
         """Make the index reflect every vault change that finished before this call.

@@ -3,5 +3,55 @@
 from __future__ import annotations
 
 from graph.lookup import LookupResult, LookupStatus, lookup
+from graph.projection import (
+    Adjacency,
+    Edge,
+    Node,
+    Projection,
+    ProjectionView,
+    ScopeGraph,
+    Sharded,
+)
+from graph.traverse import (
+    MAX_SEED_TEXT,
+    Direction,
+    EdgeFilter,
+    GraphNode,
+    GraphPath,
+    GraphResult,
+    GraphStep,
+    LimitHit,
+    Seeds,
+    TraversalLimits,
+    find_paths,
+    seeds_by_id,
+    seeds_by_text,
+    traverse,
+)
 
-__all__ = ["LookupResult", "LookupStatus", "lookup"]
+__all__ = [
+    "MAX_SEED_TEXT",
+    "Adjacency",
+    "Direction",
+    "Edge",
+    "EdgeFilter",
+    "GraphNode",
+    "GraphPath",
+    "GraphResult",
+    "GraphStep",
+    "LimitHit",
+    "LookupResult",
+    "LookupStatus",
+    "Node",
+    "Projection",
+    "ProjectionView",
+    "ScopeGraph",
+    "Seeds",
+    "Sharded",
+    "TraversalLimits",
+    "find_paths",
+    "lookup",
+    "seeds_by_id",
+    "seeds_by_text",
+    "traverse",
+]

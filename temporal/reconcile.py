@@ -74,6 +74,9 @@ class ReconcileResult:
     read: int
     parsed: int
     deleted: int
+    # Notes whose links and references were resolved again (changed notes and the notes whose
+    # targets a changed name may now reach): the graph projection re-reads their edges.
+    resolved_paths: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -247,6 +250,7 @@ class Reconciler:
             read,
             parsed,
             deleted,
+            tuple(sorted(set(plan.rows) | set(changes))),
         )
 
     def _scan_issues_changed(
@@ -303,6 +307,12 @@ class Reconciler:
                 conn.executemany(
                     "DELETE FROM issues WHERE path = ? AND origin = 'scan'", [(p,) for p in paths]
                 )
+            # A counter of committed writes: the API pairs a read transaction with the graph
+            # projection published for the same generation.
+            conn.execute(
+                "INSERT OR REPLACE INTO meta SELECT 'generation',"
+                " coalesce((SELECT value FROM meta WHERE key = 'generation'), 0) + 1"
+            )
             conn.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('digests', ?)",
                 (json.dumps({k: format(v, "x") for k, v in plan.digests.items()}),),

@@ -19,6 +19,8 @@ IMPLEMENTED = {
     "chronicleLastSeen",
     "occurrences",
     "search",
+    "graph",
+    "paths",
 }
 
 

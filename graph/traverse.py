@@ -1,0 +1,431 @@
+"""Bounded traversal and simple paths over one published projection view (SPEC 5).
+
+Every bound is applied while walking, never after: a node expands at most `fan_out` distinct
+neighbours, taken from its presorted adjacency in (relation, neighbour id) order, so a hub's
+other neighbours are never looked at (their number comes from the precomputed counts unless a
+relation or `as_of` filter makes counting necessary). Between a node and a neighbour the first
+qualifying edge in (relation, evidence id) order is the one used; parallel edges never make
+extra paths. Internally a node is (scope, id): links resolve only inside a scope, so a walk
+never leaves the scope of its seed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+import temporal
+from graph.lookup import LookupStatus
+from graph.projection import SUPERSEDED_BY, ProjectionView, Step
+from temporal import Reader, RecordRef
+from vault import QueryTooComplex
+
+__all__ = [
+    "MAX_SEED_TEXT",
+    "Direction",
+    "EdgeFilter",
+    "GraphNode",
+    "GraphPath",
+    "GraphResult",
+    "GraphStep",
+    "LimitHit",
+    "Seeds",
+    "TraversalLimits",
+    "find_paths",
+    "seeds_by_id",
+    "seeds_by_text",
+    "traverse",
+]
+
+MAX_SEED_TEXT = 500
+_MAX_NAME_CHARS = 200
+_MAX_NAME_SPACES = 12
+_CHECK_EVERY = 1024
+_WORD = re.compile(r"\w")
+
+_Key = tuple[str, str]  # (scope, record id)
+
+
+class Direction(Enum):
+    """Which stored direction a traversal follows; on an edge, which way it was followed."""
+
+    OUT = "out"
+    IN = "in"
+    BOTH = "both"
+
+
+@dataclass(frozen=True, slots=True)
+class TraversalLimits:
+    """The bounds of one traversal (already validated by the caller)."""
+
+    hops: int = 2
+    max_paths: int = 50
+    fan_out: int = 25
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeFilter:
+    """Which edges qualify: direction, relation names, validity instant, history."""
+
+    direction: Direction = Direction.BOTH
+    relations: frozenset[str] | None = None
+    as_of: int | None = None
+    history: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GraphStep:
+    """One edge of a path: stored ends, the way it was followed, and its evidence."""
+
+    relation: str
+    src: str
+    dst: str
+    direction: Direction
+    record: str
+    locator: temporal.Locator
+
+
+@dataclass(frozen=True, slots=True)
+class GraphPath:
+    """`edges[i]` joins `nodes[i]` and `nodes[i + 1]`."""
+
+    nodes: tuple[str, ...]
+    edges: tuple[GraphStep, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GraphNode:
+    """A record reached, with its fewest hops from a seed."""
+
+    ref: RecordRef
+    hop: int
+
+
+@dataclass(frozen=True, slots=True)
+class LimitHit:
+    """A bound that cut the result: `hop_limit`, `fan_out_limit` or `path_limit`."""
+
+    reason: str
+    node_id: str | None = None
+    available: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Seeds:
+    """How a seed resolved: FOUND with its records, AMBIGUOUS with candidates, or MISSING."""
+
+    status: LookupStatus
+    found: tuple[tuple[str, RecordRef], ...]  # (scope, record)
+    candidates: tuple[RecordRef, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GraphResult:
+    """The answer of `graph` or `paths`; `degraded` lists the reasons of `limits`."""
+
+    status: LookupStatus
+    seeds: tuple[RecordRef, ...]
+    candidates: tuple[RecordRef, ...]
+    nodes: tuple[GraphNode, ...]
+    paths: tuple[GraphPath, ...]
+    limits: tuple[LimitHit, ...]
+
+    @property
+    def degraded(self) -> tuple[str, ...]:
+        """The distinct reasons of the limits hit, sorted."""
+        return tuple(sorted({hit.reason for hit in self.limits}))
+
+
+def seeds_by_id(reader: Reader, name: str, scopes: Sequence[str]) -> Seeds:
+    """The eligible record whose exact id or slug is `name` in the readable scopes.
+
+    A name that designates several records (an id and another's slug, or one id in two
+    scopes) is AMBIGUOUS: a traversal never guesses where to start.
+    """
+    found = temporal.seed_matches(reader, name, scopes) if name else []
+    if not found:
+        return Seeds(LookupStatus.MISSING, ())
+    if len(found) > 1:
+        return Seeds(LookupStatus.AMBIGUOUS, (), tuple(ref for _, ref in found))
+    return Seeds(LookupStatus.FOUND, tuple(found))
+
+
+def seeds_by_text(reader: Reader, text: str, scopes: Sequence[str]) -> Seeds:
+    """The records whose declared exact names (titles, aliases) occur in `text`.
+
+    Names match as whole words after normalisation (NFKC, lower case, whitespace collapsed),
+    scanning left to right and taking the longest name at each position; nothing fuzzy.
+    A name that designates several records makes the result AMBIGUOUS with every candidate
+    of every ambiguous name; no name at all is MISSING.
+    """
+    norm = temporal.normalize_name(text)
+    spans = list(_spans(norm))
+    known = temporal.declared_names(reader, {norm[i:j] for i, j in spans}, scopes)
+    found: dict[_Key, RecordRef] = {}
+    ambiguous: dict[str, RecordRef] = {}
+    position = 0
+    for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if start < position or norm[start:end] not in known:
+            continue
+        matches = known[norm[start:end]]
+        if len(matches) > 1:
+            ambiguous.update((ref.id, ref) for _, ref in matches)
+        else:
+            scope, ref = matches[0]
+            found[(scope, ref.id)] = ref
+        position = end
+    ordered = tuple(sorted(((s, r) for (s, _), r in found.items()), key=lambda x: (x[1].id, x[0])))
+    if ambiguous:
+        return Seeds(
+            LookupStatus.AMBIGUOUS, ordered, tuple(ambiguous[k] for k in sorted(ambiguous))
+        )
+    if not found:
+        return Seeds(LookupStatus.MISSING, ())
+    return Seeds(LookupStatus.FOUND, ordered)
+
+
+def traverse(
+    view: ProjectionView,
+    seeds: Seeds,
+    *,
+    limits: TraversalLimits,
+    edges: EdgeFilter,
+    deadline: float | None = None,
+) -> GraphResult:
+    """Breadth-first discovery from the seeds, one path per reached node.
+
+    Seeds get no path of their own; `nodes` holds the seeds (hop 0) and every reached node in
+    discovery order. Reaching a bound adds a `LimitHit`: `fan_out_limit` per node whose
+    distinct neighbours were cut (with how many it really had), `path_limit` when a further
+    node was found after `max_paths`, `hop_limit` when a node of the last hop still had an
+    unvisited neighbour.
+
+    Raises:
+        QueryTooComplex: the walk ran past `deadline` (monotonic seconds).
+    """
+    refs = tuple(ref for _, ref in seeds.found)
+    if seeds.status is not LookupStatus.FOUND:
+        return GraphResult(seeds.status, refs, seeds.candidates, (), (), ())
+    walker = _Walker(view, edges, limits.fan_out, deadline)
+    starts = [(scope, ref.id) for scope, ref in seeds.found]
+    hop_of: dict[_Key, int] = dict.fromkeys(starts, 0)
+    # Each reached node's path is its parent's plus one step: built once, at discovery.
+    trail: dict[_Key, tuple[tuple[str, ...], tuple[GraphStep, ...]]] = {
+        key: ((key[1],), ()) for key in starts
+    }
+    paths: list[GraphPath] = []
+    hits: list[LimitHit] = []
+    frontier = list(starts)
+    full = False
+    for hop in range(1, limits.hops + 1):
+        reached: list[_Key] = []
+        for node in frontier:
+            scope = node[0]
+            for neighbour, step in walker.expand(node, hits):
+                key = (scope, neighbour)
+                if key in hop_of:
+                    continue
+                if len(paths) == limits.max_paths:
+                    full = True
+                    break
+                hop_of[key] = hop
+                ids, steps = trail[node]
+                ids, steps = (*ids, neighbour), (*steps, _step(step))
+                trail[key] = (ids, steps)
+                paths.append(GraphPath(ids, steps))
+                reached.append(key)
+            if full:
+                break
+        frontier = reached
+        if full or not frontier:
+            break
+    else:
+        if any(walker.has_unvisited(node, hop_of) for node in frontier):
+            hits.append(LimitHit("hop_limit"))
+    if full:
+        hits.append(LimitHit("path_limit"))
+    nodes = tuple(GraphNode(_ref(view, key), hop) for key, hop in hop_of.items())
+    return GraphResult(LookupStatus.FOUND, refs, (), nodes, tuple(paths), tuple(hits))
+
+
+def find_paths(
+    view: ProjectionView,
+    source: Seeds,
+    target: Seeds,
+    *,
+    limits: TraversalLimits,
+    edges: EdgeFilter,
+    deadline: float | None = None,
+) -> GraphResult:
+    """Simple paths (no node twice) from `source` to `target` of at most `limits.hops` edges.
+
+    Shortest first, then by their sequence of node ids; at most `limits.max_paths` (a
+    `path_limit` hit then says how many there were within the other bounds). Each node expands
+    at most `fan_out` distinct neighbours, as in `traverse`.
+
+    Raises:
+        QueryTooComplex: the search ran past `deadline` (monotonic seconds).
+    """
+    refs = tuple(ref for _, ref in source.found)
+    for seeds in (source, target):
+        if seeds.status is not LookupStatus.FOUND:
+            found = tuple(ref for _, ref in seeds.found)
+            return GraphResult(seeds.status, found, seeds.candidates, (), (), ())
+    start = (source.found[0][0], source.found[0][1].id)
+    goal = (target.found[0][0], target.found[0][1].id)
+    walker = _Walker(view, edges, limits.fan_out, deadline)
+    hits: list[LimitHit] = []
+    found_paths: list[tuple[tuple[_Key, ...], tuple[Step, ...]]] = []
+    cut = False
+    if start[0] == goal[0] and start != goal:
+        stack: list[tuple[_Key, tuple[_Key, ...], tuple[Step, ...]]] = [(start, (start,), ())]
+        while stack:
+            walker.check()
+            node, on_path, steps = stack.pop()
+            for neighbour, step in walker.expand(node, hits):
+                key = (node[0], neighbour)
+                if key == goal:
+                    found_paths.append(((*on_path, key), (*steps, step)))
+                elif key in on_path:
+                    continue
+                elif len(steps) + 1 >= limits.hops:
+                    cut = True
+                else:
+                    stack.append((key, (*on_path, key), (*steps, step)))
+    found_paths.sort(key=lambda p: (len(p[1]), [k[1] for k in p[0]]))
+    if cut:
+        hits.append(LimitHit("hop_limit"))
+    if len(found_paths) > limits.max_paths:
+        hits.append(LimitHit("path_limit", None, len(found_paths)))
+    kept = found_paths[: limits.max_paths]
+    hop_of: dict[_Key, int] = {start: 0}
+    for keys, _ in kept:
+        for i, key in enumerate(keys):
+            if hop_of.get(key, i + 1) > i:
+                hop_of[key] = i
+    paths = tuple(
+        GraphPath(tuple(k[1] for k in keys), tuple(_step(s) for s in steps)) for keys, steps in kept
+    )
+    nodes = tuple(GraphNode(_ref(view, key), hop) for key, hop in hop_of.items())
+    return GraphResult(LookupStatus.FOUND, refs, (), nodes, paths, tuple(hits))
+
+
+class _Walker:
+    """Expands nodes under the edge filter and the fan-out bound, once per node."""
+
+    def __init__(
+        self, view: ProjectionView, edges: EdgeFilter, fan_out: int, deadline: float | None
+    ) -> None:
+        self.view = view
+        self.edges = edges
+        self.fan_out = fan_out
+        self.deadline = deadline
+        self.ticks = 0
+        self.expanded: dict[_Key, list[tuple[str, Step]]] = {}
+        self.forward = edges.direction is not Direction.IN
+        self.backward = edges.direction is not Direction.OUT
+        self.counting = edges.relations is not None or edges.as_of is not None
+
+    def expand(self, node: _Key, hits: list[LimitHit]) -> list[tuple[str, Step]]:
+        """The first `fan_out` distinct qualifying neighbours of `node`, each with its edge."""
+        known = self.expanded.get(node)
+        if known is not None:
+            return known
+        self.check()
+        chosen: list[tuple[str, Step]] = []
+        seen: set[str] = set()
+        over = False
+        for step in self._steps(node):
+            neighbour = step[1]
+            if neighbour in seen:
+                continue
+            seen.add(neighbour)
+            if len(chosen) == self.fan_out:
+                over = True
+                if not self.counting:
+                    break
+                continue  # a filter is on: count the qualifying neighbours by walking on
+            chosen.append((neighbour, step))
+        if over:
+            if self.counting:
+                available = len(seen)
+            else:
+                adjacency = self.view.adjacency(*node)
+                available = adjacency.count(
+                    forward=self.forward, backward=self.backward, history=self.edges.history
+                )
+            hits.append(LimitHit("fan_out_limit", node[1], available))
+        self.expanded[node] = chosen
+        return chosen
+
+    def check(self) -> None:
+        """Raise when past the deadline.
+
+        Raises:
+            QueryTooComplex: the request's time limit has passed.
+        """
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise QueryTooComplex("The traversal ran past the request's time limit")
+
+    def has_unvisited(self, node: _Key, visited: dict[_Key, int]) -> bool:
+        """Whether a qualifying neighbour of `node` was not reached."""
+        return any((node[0], step[1]) not in visited for step in self._steps(node))
+
+    def _steps(self, node: _Key) -> Iterator[Step]:
+        """Qualifying steps from `node` in (relation, neighbour, evidence, direction) order."""
+        adjacency = self.view.adjacency(*node)
+        stream: Iterator[Step]
+        if self.forward and self.backward:
+            stream = iter(adjacency.both)
+        else:
+            stream = iter(adjacency.out if self.forward else adjacency.inc)
+        relations, as_of, history = self.edges.relations, self.edges.as_of, self.edges.history
+        for step in stream:
+            self.ticks += 1
+            if (
+                self.ticks % _CHECK_EVERY == 0
+                and self.deadline is not None
+                and time.monotonic() > self.deadline
+            ):
+                raise QueryTooComplex("The traversal ran past the request's time limit")
+            relation = step[0]
+            if relations is not None and relation not in relations:
+                continue
+            if not history and relation == SUPERSEDED_BY:
+                continue
+            if as_of is not None and not step[4].valid_at(as_of):
+                continue
+            yield step
+
+
+def _step(step: Step) -> GraphStep:
+    edge = step[4]
+    direction = Direction.OUT if step[3] == 0 else Direction.IN
+    return GraphStep(edge.relation, edge.src, edge.dst, direction, edge.evidence, edge.locator)
+
+
+def _ref(view: ProjectionView, key: _Key) -> RecordRef:
+    node = view.node(*key)
+    assert node is not None, key
+    return node.ref
+
+
+def _spans(norm: str) -> Iterator[tuple[int, int]]:
+    """Every whole-word span of `norm` that could be a name (bounded in length and words)."""
+    size = len(norm)
+    word = [_WORD.match(c) is not None for c in norm]
+    ends = [
+        j
+        for j in range(1, size + 1)
+        if norm[j - 1] != " " and not (j < size and word[j] and word[j - 1])
+    ]
+    starts = [i for i in range(size) if norm[i] != " " and not (i and word[i] and word[i - 1])]
+    for start in starts:
+        for end in ends[bisect.bisect_right(ends, start) :]:
+            if end - start > _MAX_NAME_CHARS or norm.count(" ", start, end) > _MAX_NAME_SPACES:
+                break
+            yield start, end

@@ -1,0 +1,162 @@
+"""What the graph projection reads from the state database: nodes, edges and declared names.
+
+The `edges` view (temporal/tables.py) holds every edge of every valid note, eligible or not;
+the projection in `graph` keeps those whose ends and evidence are eligible. Rows are turned
+into dataclasses here, so no SQLite row leaves `temporal`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
+
+from temporal.records import RecordKind, RecordRef
+from temporal.store import Reader, Store
+from vault import InvalidInput
+
+__all__ = [
+    "EdgeRow",
+    "NodeRow",
+    "declared_names",
+    "edge_rows",
+    "generation",
+    "node_rows",
+    "seed_matches",
+]
+
+_CHUNK = 500
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRow:
+    """One valid note as the projection sees it (eligible or not)."""
+
+    path: str
+    scope: str
+    id: str
+    kind: RecordKind
+    type: str
+    title: str
+    lifecycle: str
+    eligible: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeRow:
+    """One row of the `edges` view with its evidence file's scope and revision."""
+
+    scope: str
+    path: str
+    src: str
+    dst: str
+    relation: str
+    evidence: str
+    line: int
+    line_end: int
+    revision: str
+    valid_from: int | None
+    valid_until: int | None
+
+
+def generation(source: Store | Reader) -> str:
+    """Which committed write the connection reads ("0" before the first): pairs a read
+    transaction with the graph projection built from the same state."""
+    row = source.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    return str(row[0]) if row else "0"
+
+
+def node_rows(
+    source: Store | Reader,
+    *,
+    paths: Collection[str] | None = None,
+    ids: Collection[str] | None = None,
+) -> list[NodeRow]:
+    """Valid notes: all of them (both filters None), or those with one of `paths` or `ids`."""
+    sql = (
+        "SELECT path, scope, id, kind, type, title, lifecycle, eligible FROM notes WHERE valid = 1"
+    )
+    if paths is None and ids is None:
+        return [_node(r) for r in source.conn.execute(sql)]
+    found: dict[str, NodeRow] = {}
+    for column, keys in (("path", paths or ()), ("id", ids or ())):
+        for chunk in _chunks(sorted(set(keys))):
+            query = f"{sql} AND {column} IN ({','.join('?' * len(chunk))})"
+            for row in source.conn.execute(query, chunk):
+                found[row[0]] = _node(row)
+    return [found[p] for p in sorted(found)]
+
+
+def edge_rows(source: Store | Reader, *, paths: Collection[str] | None = None) -> list[EdgeRow]:
+    """Rows of the `edges` view, each with its scope and evidence revision.
+
+    Args:
+        paths: Only edges whose evidence is one of these files; None for every edge.
+    """
+    sql = (
+        "SELECT n.scope, e.path, e.src, e.dst, e.relation, e.evidence, e.line, e.line_end,"
+        " n.revision, e.valid_from, e.valid_until FROM edges e JOIN notes n ON n.path = e.path"
+    )
+    if paths is None:
+        return [EdgeRow(*row) for row in source.conn.execute(sql)]
+    out: list[EdgeRow] = []
+    for chunk in _chunks(sorted(set(paths))):
+        query = f"{sql} WHERE e.path IN ({','.join('?' * len(chunk))})"
+        out.extend(EdgeRow(*row) for row in source.conn.execute(query, chunk))
+    return out
+
+
+def declared_names(
+    reader: Reader, keys: Collection[str], scopes: Sequence[str]
+) -> dict[str, list[tuple[str, RecordRef]]]:
+    """Eligible records whose normalised title or alias is one of `keys`.
+
+    Returns:
+        key -> [(scope, record)], ordered by (record id, scope).
+    """
+    found: dict[str, list[tuple[str, RecordRef]]] = {}
+    marks = ",".join("?" * len(scopes)) or "NULL"
+    for chunk in _chunks(sorted(set(keys))):
+        sql = (
+            "SELECT DISTINCT m.key, n.scope, n.id, n.kind, n.type, n.title FROM names m"
+            " JOIN notes n ON n.path = m.path WHERE +n.eligible = 1"
+            f" AND +n.scope IN ({marks}) AND m.key IN ({','.join('?' * len(chunk))})"
+            " ORDER BY n.id, n.scope"
+        )
+        for key, scope, rid, kind, rtype, title in _run(reader.conn, sql, [*scopes, *chunk]):
+            found.setdefault(key, []).append(
+                (scope, RecordRef(rid, RecordKind(kind), rtype, title))
+            )
+    return found
+
+
+def seed_matches(reader: Reader, name: str, scopes: Sequence[str]) -> list[tuple[str, RecordRef]]:
+    """Eligible records whose exact id or slug is `name`, as (scope, record), by (id, scope)."""
+    marks = ",".join("?" * len(scopes)) or "NULL"
+    sql = (
+        "SELECT n.scope, n.id, n.kind, n.type, n.title FROM notes n WHERE +n.eligible = 1"
+        f" AND +n.scope IN ({marks}) AND n.path IN ("
+        " SELECT path FROM notes WHERE id = ? UNION SELECT path FROM notes WHERE slug = ?)"
+        " ORDER BY n.id, n.scope"
+    )
+    return [
+        (scope, RecordRef(rid, RecordKind(kind), rtype, title))
+        for scope, rid, kind, rtype, title in _run(reader.conn, sql, [*scopes, name, name])
+    ]
+
+
+def _node(row: tuple[str, str, str, str, str, str, str, int]) -> NodeRow:
+    path, scope, rid, kind, rtype, title, lifecycle, eligible = row
+    return NodeRow(path, scope, rid, RecordKind(kind), rtype, title, lifecycle, bool(eligible))
+
+
+def _chunks(items: list[str]) -> Iterator[list[str]]:
+    for i in range(0, len(items), _CHUNK):
+        yield items[i : i + _CHUNK]
+
+
+def _run(conn: sqlite3.Connection, sql: str, params: Sequence[object]) -> sqlite3.Cursor:
+    try:
+        return conn.execute(sql, params)
+    except UnicodeEncodeError as exc:
+        raise InvalidInput("Text arguments must be valid Unicode (no lone surrogates)") from exc
