@@ -1,0 +1,562 @@
+"""An adversarial second suite for the time queries (issue 3), rule by rule against SPEC.
+
+Each test builds a small purpose-built vault and asks the real GraphQL API. Tests marked
+`xfail(strict=True, reason="defect: ...")` show a disagreement with SPEC or the README that the
+implementation still has; they turn into failures (XPASS) once it is fixed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+from collections.abc import Iterator, Mapping
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from starlette.testclient import TestClient
+
+from api.app import create_app
+from api.settings import Settings
+from tests.api.helpers import codes, data, gql, post
+
+# -- building vaults ------------------------------------------------------------------------
+
+
+def write_vault(vault: Path, notes: Mapping[str, str], bodies: Mapping[str, str] | None = None):
+    """One note per item: `name.md` (folders allowed) with `fields` as frontmatter."""
+    for name, fields in notes.items():
+        path = vault / f"{name}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        body = (bodies or {}).get(name, f"# {name}")
+        path.write_text(f"---\n{fields}\n---\n{body}\n")
+
+
+def app_over(vault: Path, state: Path, config: Path | None = None) -> TestClient:
+    settings = Settings.build(vault=vault, state=state, config=config, watch=False)
+    return TestClient(create_app(settings))
+
+
+def touch(path: Path, text: str) -> None:
+    """Rewrite a note and move its mtime on, so that no stat-based scan can miss the edit."""
+    old = path.stat().st_mtime if path.exists() else 0.0
+    path.write_text(text)
+    stamp = max(old + 2, path.stat().st_mtime)
+    os.utime(path, (stamp, stamp))
+
+
+def strip_meta(value: Any) -> Any:
+    """A response without what legitimately differs between two apps (freshness, cursors)."""
+    if isinstance(value, dict):
+        return {
+            k: strip_meta(v)
+            for k, v in value.items()
+            if k not in ("freshness", "snapshot", "endCursor", "revision")
+        }
+    if isinstance(value, list):
+        return [strip_meta(v) for v in value]
+    return value
+
+
+# -- the shared vault -----------------------------------------------------------------------
+
+NOTES = {
+    "ada": "type: person\ntitle: Ada",
+    # Deadlines on the 15th, asked at 11:00Z on the 15th: Kiritimati (+14) is already on the
+    # 16th there, Pago Pago (-11) is at 00:00 on the 15th.
+    "due-day": "type: task\nowner: ada\ndue_at: 2026-03-15\nstate: open",
+    "due-now": "type: task\nowner: ada\ndue_at: 2026-03-15T11:00:00Z",
+    "due-just-before": "type: task\nowner: ada\ndue_at: 2026-03-15T10:59:59Z",
+    "due-month": "type: task\nowner: ada\ndue_at: 2026-02\nstate: open",
+    "due-cancelled": "type: task\nowner: ada\ndue_at: 2026-01-01\nstate: cancelled",
+    # Instants at the edges of Berlin's 15 March (UTC+1).
+    "at-midnight": "entities: [ada]\noccurred_at: 2026-03-15T00:00:00+01:00",
+    "before-midnight": "entities: [ada]\noccurred_at: 2026-03-14T23:59:59+01:00",
+    "next-midnight": "entities: [ada]\noccurred_at: 2026-03-16T00:00:00+01:00",
+    # Intervals ending at, or just after, asOf.
+    "ends-at-asof": (
+        "entities: [ada]\noccurred_at: 2026-03-14T08:00:00Z\nends_at: 2026-03-15T11:00:00Z"
+    ),
+    "ends-after-asof": (
+        "entities: [ada]\noccurred_at: 2026-03-14T08:00:00Z\nends_at: 2026-03-15T11:00:01Z"
+    ),
+    # A floating three-day conference, 14th to 16th.
+    "conference": "entities: [ada]\noccurred_at: 2026-03-14\nends_at: 2026-03-16",
+    # Validity edges at asOf.
+    "valid-from-asof": (
+        "entities: [ada]\noccurred_at: 2026-01-01\nvalid_from: 2026-03-15T11:00:00Z"
+    ),
+    "valid-until-asof": (
+        "entities: [ada]\noccurred_at: 2026-01-02\nvalid_until: 2026-03-15T11:00:00Z"
+    ),
+    "valid-until-day": "entities: [ada]\noccurred_at: 2026-01-03\nvalid_until: 2026-03-15",
+    "valid-from-day": "entities: [ada]\noccurred_at: 2026-01-04\nvalid_from: 2026-03-15",
+    # Partial values.
+    "month": "entities: [ada]\noccurred_at: 2026-02",
+    "year": "entities: [ada]\noccurred_at: 2025",
+    "day": "entities: [ada]\noccurred_at: 2026-03-01",
+    # Two records at one instant (ties go by id).
+    "tie-a": "entities: [ada]\noccurred_at: 2026-03-20T12:00:00Z",
+    "tie-b": "entities: [ada]\noccurred_at: 2026-03-20T12:00:00Z",
+    # Recurrences.
+    "ny-daily": (
+        "type: meeting\ntimezone: America/New_York\noccurred_at: 2026-10-30T01:30\n"
+        "recurrence: FREQ=DAILY;COUNT=5"
+    ),
+    "floating-weekly": (
+        "type: meeting\nentities: [ada]\noccurred_at: 2026-06-01\n"
+        "recurrence: FREQ=WEEKLY;COUNT=4"
+    ),
+    "bad-rule": (
+        "type: meeting\ntimezone: UTC\noccurred_at: 2026-07-01T10:00:00Z\n"
+        "recurrence: FREQ=FORTNIGHTLY"
+    ),
+    "count-exdate": (
+        "type: meeting\ntimezone: UTC\noccurred_at: 2026-08-01T10:00:00Z\n"
+        "recurrence: FREQ=DAILY;COUNT=3\nexdates: [2026-08-02T10:00:00Z]"
+    ),
+    "until-utc": (
+        "type: meeting\ntimezone: Europe/Berlin\noccurred_at: 2026-08-10T10:00\n"
+        "recurrence: FREQ=DAILY;UNTIL=20260812T080000Z"
+    ),
+    # Superseded chain, and a replacement far from the range.
+    "plan-v1": (
+        "type: decision\nentities: [ada]\noccurred_at: 2026-03-02\nlifecycle: superseded\n"
+        "superseded_by: plan-v2"
+    ),
+    "plan-v2": "type: decision\noccurred_at: 2026-05-01",
+}
+AS_OF = "2026-03-15T11:00:00Z"
+
+
+@pytest.fixture(scope="module")
+def rv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    folder = tmp_path_factory.mktemp("review")
+    write_vault(folder / "vault", NOTES)
+    with app_over(folder / "vault", folder / "state.db") as client:
+        yield client
+
+
+TL = """query($entity: ID, $field: TimeField, $since: String, $until: String, $order: Order,
+  $eligibility: Eligibility, $asOf: String, $kind: String, $tz: String, $first: Int,
+  $after: String, $scope: String) {
+  timeline(entity: $entity, timeField: $field, since: $since, until: $until, order: $order,
+    eligibility: $eligibility, asOf: $asOf, kind: $kind, timezone: $tz, first: $first,
+    after: $after, scope: $scope) {
+    total asOf timezone localDate clockCounts { clock count }
+    entries { record { id } date { text precision start end } occurrence { index start local }
+              clock via { id } }
+    pageInfo { hasNextPage endCursor }
+    meta { degraded coverage { complete } }
+  }
+}"""
+
+SINCE = """query($since: String!, $until: String, $kind: String, $tz: String, $first: Int,
+  $after: String, $scope: String) {
+  chronicleSince(since: $since, until: $until, kind: $kind, timezone: $tz, first: $first,
+    after: $after, scope: $scope) {
+    total localDate clockCounts { clock count }
+    entries { record { id } date { text precision } occurrence { index start local } clock
+              via { id } }
+    pageInfo { hasNextPage endCursor }
+    meta { degraded coverage { complete } }
+  }
+}"""
+
+DAY = """query($date: String!, $tz: String, $week: Boolean, $partial: Boolean, $kind: String,
+  $first: Int, $after: String, $scope: String) {
+  chronicleDay(date: $date, timezone: $tz, week: $week, includePartial: $partial, kind: $kind,
+    first: $first, after: $after, scope: $scope) {
+    total localDate timezone clockCounts { clock count }
+    entries { record { id } date { text precision } occurrence { index start local } clock
+              via { id } }
+    pageInfo { hasNextPage endCursor }
+    meta { degraded coverage { complete } }
+  }
+}"""
+
+OCC = """query($id: ID!, $since: String!, $until: String!, $tz: String, $first: Int) {
+  occurrences(id: $id, since: $since, until: $until, timezone: $tz, first: $first) {
+    record { id } total occurrences { index start end local } meta { degraded }
+  }
+}"""
+
+LAST = """query($entity: ID!, $bound: String, $scope: String) {
+  chronicleLastSeen(entity: $entity, occurredOnOrBefore: $bound, scope: $scope) {
+    entry { record { id } date { text } occurrence { index } } reason
+  }
+}"""
+
+
+def tl(client: TestClient, **args: Any) -> dict[str, Any]:
+    args.setdefault("first", 100)
+    result: dict[str, Any] = data(client, TL, **args)["timeline"]
+    return result
+
+
+def since(client: TestClient, **args: Any) -> dict[str, Any]:
+    args.setdefault("first", 100)
+    result: dict[str, Any] = data(client, SINCE, **args)["chronicleSince"]
+    return result
+
+
+def day(client: TestClient, **args: Any) -> dict[str, Any]:
+    args.setdefault("first", 100)
+    result: dict[str, Any] = data(client, DAY, **args)["chronicleDay"]
+    return result
+
+
+def ids(result: dict[str, Any]) -> list[str]:
+    return [e["record"]["id"] for e in result["entries"]]
+
+
+def rows(result: dict[str, Any]) -> list[str]:
+    out = []
+    for e in result["entries"]:
+        occ = e["occurrence"]
+        out.append(e["record"]["id"] + (f"#{occ['index']}" if occ else ""))
+    return out
+
+
+def clocks(result: dict[str, Any]) -> dict[str, str]:
+    return {e["record"]["id"]: e["clock"] for e in result["entries"]}
+
+
+# -- clocks at exact boundaries -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tz", "expected", "local"),
+    [
+        ("UTC", "TODAY", "2026-03-15"),
+        ("Pacific/Kiritimati", "OVERDUE", "2026-03-16"),  # already the 16th there
+        ("Pacific/Pago_Pago", "TODAY", "2026-03-15"),  # 00:00 on the 15th
+    ],
+)
+def test_a_task_due_today_depends_on_the_zone(
+    rv: TestClient, tz: str, expected: str, local: str
+) -> None:
+    result = tl(rv, entity="ada", field="DUE_AT", asOf=AS_OF, tz=tz)
+    assert result["localDate"] == local
+    assert clocks(result)["due-day"] == expected
+
+
+def test_deadline_clocks_compare_instants_and_periods(rv: TestClient) -> None:
+    found = clocks(tl(rv, entity="ada", field="DUE_AT", asOf=AS_OF))
+    assert found["due-now"] == "TODAY"  # due exactly at asOf: not before it
+    assert found["due-just-before"] == "OVERDUE"
+    assert found["due-month"] == "OVERDUE"  # February ended before the 15 March
+    assert found["due-cancelled"] == "PAST"  # a cancelled item is never overdue
+
+
+def test_due_month_is_current_period_not_overdue_within_it(rv: TestClient) -> None:
+    found = clocks(tl(rv, entity="ada", field="DUE_AT", asOf="2026-02-28T23:00:00Z"))
+    assert found["due-month"] == "CURRENT_PERIOD"
+    # An hour later in UTC February is over; in Pago Pago (-11) it is still the 28th.
+    later = "2026-03-01T00:30:00Z"
+    assert clocks(tl(rv, entity="ada", field="DUE_AT", asOf=later))["due-month"] == "OVERDUE"
+    pago = tl(rv, entity="ada", field="DUE_AT", asOf=later, tz="Pacific/Pago_Pago")
+    assert clocks(pago)["due-month"] == "CURRENT_PERIOD"
+
+
+def test_instants_at_local_midnight_belong_to_the_day_they_start(rv: TestClient) -> None:
+    found = clocks(tl(rv, entity="ada", asOf=AS_OF, tz="Europe/Berlin"))
+    assert found["at-midnight"] == "TODAY"
+    assert found["before-midnight"] == "PAST"
+    assert found["next-midnight"] == "FUTURE"
+    berlin = day(rv, date="2026-03-15", tz="Europe/Berlin")
+    assert "at-midnight" in ids(berlin) and "next-midnight" not in ids(berlin)
+    assert "before-midnight" not in ids(berlin)
+    assert "before-midnight" in ids(day(rv, date="2026-03-14", tz="Europe/Berlin"))
+
+
+def test_an_interval_ending_exactly_at_as_of_is_no_longer_ongoing(rv: TestClient) -> None:
+    found = clocks(tl(rv, entity="ada", asOf=AS_OF))
+    assert found["ends-at-asof"] == "PAST"
+    assert found["ends-after-asof"] == "ONGOING"
+
+
+@pytest.mark.parametrize(
+    ("as_of", "tz", "expected"),
+    [
+        ("2026-03-15T12:00:00Z", "UTC", "ONGOING"),
+        ("2026-03-17T00:00:00Z", "UTC", "PAST"),
+        ("2026-03-13T23:00:00Z", "UTC", "FUTURE"),
+        ("2026-03-14T00:00:00Z", "UTC", "TODAY"),  # its first day: rule 3 wins
+    ],
+)
+def test_a_floating_conference_clock_in_utc(
+    rv: TestClient, as_of: str, tz: str, expected: str
+) -> None:
+    assert clocks(tl(rv, entity="ada", asOf=as_of, tz=tz))["conference"] == expected
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="defect: ONGOING compares a floating ends_at interval with asOf as a UTC instant, "
+    "not with asOf's local date (temporal/clock.py clock_sql)",
+)
+@pytest.mark.parametrize(
+    ("as_of", "tz", "local", "expected"),
+    [
+        # 12:00Z on the 16th is already the 17th in Kiritimati: the conference is over there.
+        ("2026-03-16T12:00:00Z", "Pacific/Kiritimati", "2026-03-17", "PAST"),
+        # 05:00Z on the 14th is still the 13th in Pago Pago: the conference has not begun.
+        ("2026-03-14T05:00:00Z", "Pacific/Pago_Pago", "2026-03-13", "FUTURE"),
+    ],
+)
+def test_a_floating_conference_clock_follows_the_local_date(
+    rv: TestClient, as_of: str, tz: str, local: str, expected: str
+) -> None:
+    result = tl(rv, entity="ada", asOf=as_of, tz=tz)
+    assert result["localDate"] == local
+    assert clocks(result)["conference"] == expected
+
+
+def test_a_floating_conference_is_on_each_of_its_days_in_every_zone(rv: TestClient) -> None:
+    for tz in ("Pacific/Kiritimati", "Pacific/Pago_Pago", "UTC"):
+        for d, present in [("13", False), ("14", True), ("15", True), ("16", True), ("17", False)]:
+            found = "conference" in ids(day(rv, date=f"2026-03-{d}", tz=tz))
+            assert found is present, (tz, d)
+
+
+# -- asOf validity edges --------------------------------------------------------------------
+
+
+def test_as_of_validity_edges(rv: TestClient) -> None:
+    at = ids(tl(rv, entity="ada", asOf=AS_OF))
+    assert "valid-from-asof" in at  # valid_from <= asOf
+    assert "valid-until-asof" not in at  # asOf < valid_until fails at equality
+    assert "valid-until-day" not in at and "valid-from-day" in at
+    # A date asOf stands for its UTC midnight: valid_until: 2026-03-15 is over, valid_from begun.
+    midnight = ids(tl(rv, entity="ada", asOf="2026-03-15"))
+    assert "valid-until-day" not in midnight and "valid-from-day" in midnight
+    before = ids(tl(rv, entity="ada", asOf="2026-03-14T23:59:59Z"))
+    assert "valid-until-day" in before and "valid-from-day" not in before
+    # Without asOf nothing is filtered by validity.
+    assert {"valid-until-asof", "valid-from-asof"} <= set(ids(tl(rv, entity="ada")))
+
+
+def test_validity_clock_is_ongoing_only_inside_the_half_open_interval(rv: TestClient) -> None:
+    inactive = tl(rv, entity="ada", asOf=AS_OF, eligibility="INCLUDE_INACTIVE")
+    found = clocks(inactive)
+    assert found["valid-from-asof"] == "ONGOING"
+    assert found["valid-until-asof"] == "PAST"
+
+
+# -- ranges: date-only, partial values, inclusive bounds ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "inside", "outside"),
+    [
+        # A date-only upper bound includes its whole UTC day.
+        # (Berlin's midnight of the 15th is 23:00Z on the 14th.)
+        ("2026-03-15", "2026-03-15", ["next-midnight", "conference"], ["at-midnight"]),
+        # The 23:00Z instant on the 15th is 16 March 00:00 in Berlin.
+        ("2026-03-15T23:00:00Z", "2026-03-15T23:00:00Z", ["next-midnight", "conference"], []),
+        # An explicit offset bound is its instant (23:00Z on the 15th, inclusive).
+        ("2026-03-16T00:00:00+01:00", "2026-03-16T00:00:00+01:00", ["next-midnight"], []),
+        # A month value covers its UTC month; a year value its UTC year.
+        ("2026-02-28T23:59:59Z", "2026-02-28T23:59:59Z", ["month"], ["day"]),
+        ("2026-03-01T00:00:00Z", "2026-03-01", ["day"], ["month"]),
+        ("2025-12-31T23:59:59Z", "2026-01-01", ["year", "valid-from-asof"], ["month"]),
+        # A day value covers its whole UTC day, from any instant in it.
+        ("2026-03-01T23:59:59Z", "2026-03-02", ["day", "plan-v2"], ["month"]),
+    ],
+)
+def test_chronicle_since_bounds(
+    rv: TestClient, lo: str, hi: str, inside: list[str], outside: list[str]
+) -> None:
+    found = ids(since(rv, since=lo, until=hi))
+    for name in inside:
+        assert name in found, (name, found)
+    for name in outside:
+        assert name not in found, (name, found)
+    # timeline over the same range (no entity) answers the same rows.
+    assert ids(tl(rv, since=lo, until=hi)) == found
+
+
+def test_a_day_value_starts_its_utc_day_in_order(rv: TestClient) -> None:
+    result = since(rv, since="2026-03-14", until="2026-03-15")
+    # Sorted by (interval start, id): the floating conference starts at 00:00Z on the 14th.
+    starts = [e["record"]["id"] for e in result["entries"]]
+    assert starts.index("conference") < starts.index("ends-at-asof")
+
+
+# -- order and ties --------------------------------------------------------------------------
+
+
+def test_ties_order_by_id_and_desc_reverses_both_keys(rv: TestClient) -> None:
+    asc = ids(tl(rv, entity="ada", since="2026-03-20", until="2026-03-20"))
+    assert asc == ["tie-a", "tie-b"]
+    desc = ids(tl(rv, entity="ada", since="2026-03-20", until="2026-03-20", order="DESC"))
+    assert desc == ["tie-b", "tie-a"]
+
+
+def test_desc_is_the_reverse_of_asc_with_occurrences(rv: TestClient) -> None:
+    both = {"since": "2026-01-01", "until": "2026-12-31"}
+    asc = rows(tl(rv, **both, eligibility="INCLUDE_INACTIVE"))
+    desc = rows(tl(rv, **both, eligibility="INCLUDE_INACTIVE", order="DESC"))
+    assert desc == asc[::-1]
+    assert "ny-daily#4" in asc
+
+
+# -- recurrence through the API -------------------------------------------------------------
+
+
+def test_fall_back_day_keeps_the_first_repeated_time(rv: TestClient) -> None:
+    result = data(rv, OCC, id="ny-daily", since="2026-10-30", until="2026-11-05")["occurrences"]
+    assert [(o["index"], o["start"], o["local"]) for o in result["occurrences"]] == [
+        (0, "2026-10-30T05:30:00Z", "2026-10-30T01:30:00-04:00"),
+        (1, "2026-10-31T05:30:00Z", "2026-10-31T01:30:00-04:00"),
+        (2, "2026-11-01T05:30:00Z", "2026-11-01T01:30:00-04:00"),  # the first 01:30 only
+        (3, "2026-11-02T06:30:00Z", "2026-11-02T01:30:00-05:00"),
+        (4, "2026-11-03T06:30:00Z", "2026-11-03T01:30:00-05:00"),
+    ]
+    # The fall-back day in New York (25 hours) holds exactly one occurrence.
+    ny = day(rv, date="2026-11-01", tz="America/New_York")
+    assert rows(ny) == ["ny-daily#2"]
+
+
+@pytest.mark.parametrize("tz", ["Pacific/Kiritimati", "Pacific/Pago_Pago", "UTC"])
+def test_floating_recurrences_are_the_same_dates_in_every_zone(rv: TestClient, tz: str) -> None:
+    for week, d in enumerate(["2026-06-01", "2026-06-08", "2026-06-15", "2026-06-22"]):
+        assert f"floating-weekly#{week}" in rows(day(rv, date=d, tz=tz))
+        following = (date.fromisoformat(d) + timedelta(days=1)).isoformat()
+        assert not any(r.startswith("floating") for r in rows(day(rv, date=following, tz=tz)))
+    result = data(rv, OCC, id="floating-weekly", since="2026-06-01", until="2026-06-30", tz=tz)
+    assert [o["local"] for o in result["occurrences"]["occurrences"]] == [
+        "2026-06-01",
+        "2026-06-08",
+        "2026-06-15",
+        "2026-06-22",
+    ]
+
+
+def test_an_invalid_rule_leaves_its_anchor(rv: TestClient) -> None:
+    on_day = day(rv, date="2026-07-01")
+    assert "bad-rule" in ids(on_day)
+    assert on_day["meta"]["coverage"]["complete"] is False  # the invalid_recurrence issue
+    assert "bad-rule" not in ids(day(rv, date="2026-07-02"))
+    result = data(rv, OCC, id="bad-rule", since="2026-07-01", until="2026-07-31")["occurrences"]
+    assert [(o["index"], o["start"]) for o in result["occurrences"]] == [
+        (0, "2026-07-01T10:00:00Z")
+    ]
+
+
+def test_exdates_apply_after_count_and_until_in_utc_is_an_instant(rv: TestClient) -> None:
+    result = data(rv, OCC, id="count-exdate", since="2026-08-01", until="2026-08-31")
+    assert [o["start"] for o in result["occurrences"]["occurrences"]] == [
+        "2026-08-01T10:00:00Z",
+        "2026-08-03T10:00:00Z",
+    ]
+    assert [o["index"] for o in result["occurrences"]["occurrences"]] == [0, 1]
+    # UNTIL 08:00Z on the 12th is exactly 10:00 CEST: that instance is included.
+    until = data(rv, OCC, id="until-utc", since="2026-08-01", until="2026-08-31")
+    assert [o["local"] for o in until["occurrences"]["occurrences"]] == [
+        "2026-08-10T10:00:00+02:00",
+        "2026-08-11T10:00:00+02:00",
+        "2026-08-12T10:00:00+02:00",
+    ]
+
+
+def test_half_bounded_queries_flag_unbounded_only_with_a_recurring_record(rv: TestClient) -> None:
+    recurring = since(rv, since="2026-10-01")
+    assert rows(recurring) == ["ny-daily"]  # the anchor alone
+    assert recurring["meta"]["degraded"] == ["recurrence_unbounded"]
+    plain = since(rv, since="2026-03-20T12:00:00Z", until=None, kind="task")
+    assert plain["meta"]["degraded"] == []
+    closed = since(rv, since="2026-10-01", until="2026-12-31")
+    assert closed["meta"]["degraded"] == []
+    assert len(rows(closed)) == 5
+
+
+def test_timeline_without_range_shows_anchors_only(rv: TestClient) -> None:
+    result = tl(rv, kind="meeting")
+    assert all(e["occurrence"] is None for e in result["entries"])
+    assert result["meta"]["degraded"] == []  # SPEC: an unbounded query returns the anchor
+
+
+# -- superseded replacements and pagination ---------------------------------------------------
+
+
+def walk(client: TestClient, query: str, name: str, **args: Any) -> list[dict[str, Any]]:
+    """Every entry, one page at a time (`first: 1`)."""
+    out: list[dict[str, Any]] = []
+    after = None
+    for _ in range(500):
+        page = data(client, query, first=1, after=after, **args)[name]
+        out += page["entries"]
+        if not page["pageInfo"]["hasNextPage"]:
+            assert len(out) == page["total"]
+            return out
+        after = page["pageInfo"]["endCursor"]
+    raise AssertionError("pagination never ended")
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "args"),
+    [
+        (TL, "timeline", {"entity": "ada"}),
+        (TL, "timeline", {"entity": "ada", "order": "DESC", "asOf": AS_OF}),
+        (TL, "timeline", {"since": "2026-01-01", "until": "2026-12-31", "order": "DESC"}),
+        (TL, "timeline", {"eligibility": "INCLUDE_INACTIVE", "field": "DUE_AT"}),
+        (SINCE, "chronicleSince", {"since": "2026-01-01", "until": "2026-12-31"}),
+        (DAY, "chronicleDay", {"date": "2026-03-15", "week": True, "partial": True}),
+    ],
+)
+def test_page_by_page_equals_one_big_page(
+    rv: TestClient, query: str, field: str, args: dict[str, Any]
+) -> None:
+    big = data(rv, query, first=100, **args)[field]
+    assert big["total"] == len(big["entries"]) < 100
+    assert walk(rv, query, field, **args) == big["entries"]
+
+
+def test_replacements_come_after_direct_matches_once(rv: TestClient) -> None:
+    result = tl(rv, entity="ada")
+    assert ids(result)[-1] == "plan-v2" and result["entries"][-1]["via"] == {"id": "plan-v1"}
+    assert ids(result).count("plan-v2") == 1
+    desc = tl(rv, entity="ada", order="DESC")
+    assert ids(desc)[-1] == "plan-v2"
+
+
+def test_determinism_same_query_same_answer(rv: TestClient) -> None:
+    for query, args in [
+        (TL, {"entity": "ada", "asOf": AS_OF}),
+        (SINCE, {"since": "2026-01-01", "until": "2026-12-31", "first": 100}),
+        (DAY, {"date": "2026-11-01", "week": True, "tz": "America/New_York", "first": 100}),
+    ]:
+        first, second = data(rv, query, **args), data(rv, query, **args)
+        assert strip_meta(first) == strip_meta(second)
+
+
+# -- last seen --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("bound", "expected"),
+    [
+        ("2026-03-20T12:00:00Z", "tie-b"),  # ties go to the greatest record id
+        ("2026-03-20T11:59:59Z", "next-midnight"),
+        ("2026-03-15T23:00:00Z", "next-midnight"),  # inclusive
+        ("2026-03-15T22:59:59Z", "at-midnight"),
+        ("2026-06-08", "floating-weekly"),  # a materialised occurrence, the whole UTC day
+    ],
+)
+def test_last_seen_bounds(rv: TestClient, bound: str, expected: str) -> None:
+    result = data(rv, LAST, entity="ada", bound=bound)["chronicleLastSeen"]
+    assert result["entry"]["record"]["id"] == expected
+
+
+def test_last_seen_of_a_recurring_record_is_its_latest_occurrence(rv: TestClient) -> None:
+    result = data(rv, LAST, entity="ada", bound="2026-06-10")["chronicleLastSeen"]
+    assert result["entry"]["occurrence"] == {"index": 1}
+    assert result["entry"]["date"] == {"text": "2026-06-08"}
