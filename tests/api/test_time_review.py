@@ -160,7 +160,7 @@ SINCE = """query($since: String!, $until: String, $kind: String, $tz: String, $f
   chronicleSince(since: $since, until: $until, kind: $kind, timezone: $tz, first: $first,
     after: $after, scope: $scope) {
     total localDate clockCounts { clock count }
-    entries { record { id } date { text precision } occurrence { index start local } clock
+    entries { record { id } date { text precision start } occurrence { index start local } clock
               via { id } }
     pageInfo { hasNextPage endCursor }
     meta { degraded coverage { complete } }
@@ -1081,6 +1081,24 @@ def _random_vault(seed: int, count: int) -> tuple[dict[str, str], dict[str, tupl
 
 
 PROPERTY_NOTES, TRUTH = _random_vault(seed=20261129, count=70)
+# Recurring records (ids `r-…`): their rows must be what `occurrences` expands on the fly.
+PROPERTY_NOTES |= {
+    "r-ny": (  # 23:30-00:30 in New York, across the change to summer time on 8 March
+        "timezone: America/New_York\noccurred_at: 2026-02-25T23:30\n"
+        "ends_at: 2026-02-26T00:30\nrecurrence: FREQ=WEEKLY;BYDAY=WE,SA;COUNT=16"
+    ),
+    "r-float": (
+        "occurred_at: 2026-02-27\nrecurrence: FREQ=WEEKLY;INTERVAL=2;COUNT=6\nexdates: [2026-03-13]"
+    ),
+    "r-kiri": (
+        "timezone: Pacific/Kiritimati\noccurred_at: 2026-03-01T00:00\n"
+        "recurrence: FREQ=MONTHLY;BYMONTHDAY=1,15;COUNT=6\nrdates: [2026-03-20T12:00]"
+    ),
+}
+
+
+def _plain(result: dict[str, Any]) -> list[str]:
+    return [i for i in ids(result) if not i.startswith("r-")]
 
 
 @pytest.fixture(scope="module")
@@ -1096,19 +1114,27 @@ def _overlaps(start: int, stop: int, lo: int, hi: int) -> bool:
     return start <= hi and (stop > lo or stop == start >= lo)
 
 
-def _expected_range(lo: int, hi: int) -> list[str]:
-    hits = [(s, name) for name, (_, s, e) in TRUTH.items() if _overlaps(s, e, lo, hi)]
+def _expected_range(
+    lo: int, hi: int, truth: Mapping[str, tuple[str, int, int]] = TRUTH
+) -> list[str]:
+    hits = [(s, name) for name, (_, s, e) in truth.items() if _overlaps(s, e, lo, hi)]
     return [name for _, name in sorted(hits)]
 
 
-def _expected_day(first: date, days: int, tz: str, partial: bool) -> list[str]:
+def _expected_day(
+    first: date,
+    days: int,
+    tz: str,
+    partial: bool,
+    truth: Mapping[str, tuple[str, int, int]] = TRUTH,
+) -> list[str]:
     zone = ZoneInfo(tz)
     lo = _us(datetime.combine(first, datetime.min.time(), zone))
     hi = _us(datetime.combine(first + timedelta(days=days), datetime.min.time(), zone))
     flo = _us(datetime.combine(first, datetime.min.time(), _UTC))
     fhi = flo + days * 86_400_000_000
     hits = []
-    for name, (precision, s, e) in TRUTH.items():
+    for name, (precision, s, e) in truth.items():
         if precision == "instant":
             ok = s < hi and (e > lo or e == s >= lo)
         else:
@@ -1150,8 +1176,18 @@ def test_chronicle_since_equals_a_brute_force_overlap_filter(
         return
     expected = _expected_range(lo, hi)
     got = _all(randomized, SINCE, "chronicleSince", since=lo_text, until=hi_text)
-    assert ids(got) == expected
-    assert ids(_all(randomized, TL, "timeline", since=lo_text, until=hi_text)) == expected
+    assert _plain(got) == expected
+    assert ids(_all(randomized, TL, "timeline", since=lo_text, until=hi_text)) == ids(got)
+    # Materialised occurrences (spans) agree with the on-the-fly expansion.
+    for rid in ("r-ny", "r-float", "r-kiri"):
+        mine = [e["occurrence"]["index"] for e in got["entries"] if e["record"]["id"] == rid]
+        fly = data(randomized, OCC, id=rid, since=lo_text, until=hi_text)["occurrences"]
+        assert mine == [o["index"] for o in fly["occurrences"]], rid
+    keys = [
+        (e["date"]["start"], e["record"]["id"], (e["occurrence"] or {}).get("index", -1))
+        for e in got["entries"]
+    ]
+    assert keys == sorted(keys)
 
 
 @settings(
@@ -1167,18 +1203,18 @@ def test_chronicle_day_and_week_equal_brute_force_and_the_union_of_days(
 ) -> None:
     asked = _W0.date() + timedelta(days=offset)
     one = _all(randomized, DAY, "chronicleDay", date=asked.isoformat(), tz=tz, partial=partial)
-    assert ids(one) == _expected_day(asked, 1, tz, partial)
+    assert _plain(one) == _expected_day(asked, 1, tz, partial)
     assert one["localDate"] == asked.isoformat()
     monday = asked - timedelta(days=asked.weekday())
     week = _all(
         randomized, DAY, "chronicleDay", date=asked.isoformat(), tz=tz, partial=partial, week=True
     )
-    assert ids(week) == _expected_day(monday, 7, tz, partial)
+    assert _plain(week) == _expected_day(monday, 7, tz, partial)
     union: set[str] = set()
     for n in range(7):
         d = (monday + timedelta(days=n)).isoformat()
-        union |= set(ids(_all(randomized, DAY, "chronicleDay", date=d, tz=tz, partial=partial)))
-    assert set(ids(week)) == union and len(ids(week)) == len(union)
+        union |= set(rows(_all(randomized, DAY, "chronicleDay", date=d, tz=tz, partial=partial)))
+    assert set(rows(week)) == union and len(rows(week)) == len(union)
 
 
 # -- more recurrence and replacement corners --------------------------------------------------
@@ -1345,3 +1381,32 @@ def test_a_kind_query_only_returns_records_of_that_type(stands: TestClient) -> N
 def test_a_stand_in_outside_its_validity_does_not_replace_the_meeting(stands: TestClient) -> None:
     result = data(stands, KINDED, kind=None, asOf="2026-06-01T00:00:00Z")["timeline"]
     assert [e["record"]["id"] for e in result["entries"]] == ["c-summit", "sync"]
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("seed", range(8))
+def test_soak_random_vaults_against_brute_force(tmp_path: Path, seed: int) -> None:
+    notes, truth = _random_vault(seed=seed, count=90)
+    write_vault(tmp_path / "vault", notes)
+    rng = random.Random(seed)
+    with app_over(tmp_path / "vault", tmp_path / "state.db") as client:
+        for _ in range(150):
+            a, b = sorted(
+                _W0 + timedelta(minutes=rng.randrange(-25 * 1440, 45 * 1440)) for _ in "ab"
+            )
+            lo_text = _bound_text(a, rng.random() < 0.5)
+            date_b = rng.random() < 0.5
+            hi_text = _bound_text(b, date_b)
+            lo = _us(datetime.fromisoformat(lo_text.replace("Z", "+00:00")).replace(tzinfo=_UTC))
+            hi = _us(datetime.fromisoformat(hi_text.replace("Z", "+00:00")).replace(tzinfo=_UTC))
+            hi += 86_400_000_000 - 1 if date_b else 0
+            if lo <= hi:
+                found = data(client, SINCE, since=lo_text, until=hi_text, first=100)
+                expected = _expected_range(lo, hi, truth)
+                if len(expected) <= 100:
+                    assert ids(found["chronicleSince"]) == expected, (lo_text, hi_text)
+            asked = _W0.date() + timedelta(days=rng.randrange(-22, 42))
+            tz, partial = rng.choice(_ZONES), rng.random() < 0.5
+            got = data(client, DAY, date=asked.isoformat(), tz=tz, partial=partial, first=100)
+            expected = _expected_day(asked, 1, tz, partial, truth)
+            assert ids(got["chronicleDay"]) == expected, (asked, tz, partial)
