@@ -1453,3 +1453,43 @@ def test_record_local_times_in_a_gap_and_in_a_repeated_hour(tmp_path: Path) -> N
         "repeat": "2026-10-25T00:30:00Z",  # the first 02:30 (CEST)
         "ny-repeat": "2026-11-01T05:30:00Z",  # the first 01:30 (EDT)
     }
+
+
+def test_truncation_is_reported_per_reach(scoped: TestClient) -> None:
+    late = {"since": "2026-04-01", "until": "2026-04-02"}
+    ops = tl(scoped, entity="ada", scope="ops", **late)
+    assert ops["meta"]["degraded"] == ["recurrence_truncated"]
+    assert tl(scoped, entity="ada", scope="team", **late)["meta"]["degraded"] == []
+    assert tl(scoped, kind="task", **late)["meta"]["degraded"] == []  # not a meeting: out of reach
+    wide = data(scoped, OCC, id="daily", since="2026-01-01", until="2028-01-01", first=1000)
+    result = wide["occurrences"]
+    assert result["meta"]["degraded"] == ["recurrence_truncated"]
+    assert result["total"] == 10_000 and len(result["occurrences"]) == 1000
+    assert [o["index"] for o in result["occurrences"][:3]] == [0, 1, 2]
+
+
+def test_cursors_follow_the_snapshot_of_the_scopes_read(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    write_vault(
+        vault,
+        {
+            **{f"team/n{i}": f"occurred_at: 2026-01-0{i + 1}" for i in range(3)},
+            "ops/standup": (
+                "timezone: UTC\noccurred_at: 2026-01-01T09:00:00Z\nrecurrence: FREQ=DAILY;COUNT=5"
+            ),
+        },
+    )
+    config = tmp_path / "almanac.toml"
+    config.write_text('[scopes]\nteam = "team/"\nops = "ops/"\n')
+    args = {"since": "2026-01-01", "until": "2026-01-31", "first": 1}
+    with app_over(vault, tmp_path / "s.db", config) as client:
+        team = data(client, SINCE, scope="team", **args)["chronicleSince"]["pageInfo"]["endCursor"]
+        both = data(client, SINCE, **args)["chronicleSince"]["pageInfo"]["endCursor"]
+        text = (vault / "ops" / "standup.md").read_text()
+        touch(
+            vault / "ops" / "standup.md", text.replace("COUNT=5", "COUNT=5\nexdates: [2026-01-02]")
+        )
+        # An edit in ops changes what a reader of both scopes sees, not what team readers see.
+        assert codes(gql(client, SINCE, after=both, **args)) == ["SNAPSHOT_CHANGED"]
+        page = data(client, SINCE, scope="team", after=team, **args)["chronicleSince"]
+        assert ids(page) == ["team/n1"]
