@@ -1493,3 +1493,26 @@ def test_cursors_follow_the_snapshot_of_the_scopes_read(tmp_path: Path) -> None:
         assert codes(gql(client, SINCE, after=both, **args)) == ["SNAPSHOT_CHANGED"]
         page = data(client, SINCE, scope="team", after=team, **args)["chronicleSince"]
         assert ids(page) == ["team/n1"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        # Invalid UTF-8 (an encoded lone surrogate) in the document and in the variables.
+        "/graphql?query=%7BchronicleDay(date%3A%222026-03-01%22%2Ctimezone%3A%22%ED%A0%80%22)"
+        "%7Btotal%7D%7D",
+        "/graphql?query=query(%24t%3AString)%7BchronicleDay(date%3A%222026-03-01%22%2C"
+        "timezone%3A%24t)%7Btotal%7D%7D&variables=%7B%22t%22%3A%22%ED%A0%80%22%7D",
+        # A JSON escape of a lone surrogate in the variables, and a GraphQL one in the document.
+        "/graphql?query=query(%24t%3AString)%7BchronicleDay(date%3A%222026-03-01%22%2C"
+        "timezone%3A%24t)%7Btotal%7D%7D&variables=%7B%22t%22%3A%22%5Cud800%22%7D",
+        "/graphql?query=%7BchronicleDay(date%3A%222026-03-01%22%2Ctimezone%3A%22%5CuD800%22)"
+        "%7Btotal%7D%7D",
+    ],
+    ids=["doc-utf8", "vars-utf8", "vars-escape", "doc-escape"],
+)
+def test_lone_surrogates_over_http_get_are_typed_errors(rv: TestClient, url: str) -> None:
+    response = rv.get(url)
+    assert response.status_code in (200, 400), response.text
+    found = codes(response.json())
+    assert found and set(found) <= TYPED and "INTERNAL_SERVER_ERROR" not in found
