@@ -1162,9 +1162,11 @@ def _bound_text(moment: datetime, as_date: bool) -> str:
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(a=_moments, b=_moments, date_a=st.booleans(), date_b=st.booleans())
+@given(
+    a=_moments, b=_moments, date_a=st.booleans(), date_b=st.booleans(), tz=st.sampled_from(_ZONES)
+)
 def test_chronicle_since_equals_a_brute_force_overlap_filter(
-    randomized: TestClient, a: datetime, b: datetime, date_a: bool, date_b: bool
+    randomized: TestClient, a: datetime, b: datetime, date_a: bool, date_b: bool, tz: str
 ) -> None:
     a, b = min(a, b), max(a, b)
     lo_text, hi_text = _bound_text(a, date_a), _bound_text(b, date_b)
@@ -1175,9 +1177,10 @@ def test_chronicle_since_equals_a_brute_force_overlap_filter(
     if lo > hi:
         return
     expected = _expected_range(lo, hi)
-    got = _all(randomized, SINCE, "chronicleSince", since=lo_text, until=hi_text)
+    # Ranges compare in UTC: the timezone changes clocks, never which rows match.
+    got = _all(randomized, SINCE, "chronicleSince", since=lo_text, until=hi_text, tz=tz)
     assert _plain(got) == expected
-    assert ids(_all(randomized, TL, "timeline", since=lo_text, until=hi_text)) == ids(got)
+    assert ids(_all(randomized, TL, "timeline", since=lo_text, until=hi_text, tz=tz)) == ids(got)
     # Materialised occurrences (spans) agree with the on-the-fly expansion.
     for rid in ("r-ny", "r-float", "r-kiri"):
         mine = [e["occurrence"]["index"] for e in got["entries"] if e["record"]["id"] == rid]
@@ -1516,3 +1519,40 @@ def test_lone_surrogates_over_http_get_are_typed_errors(rv: TestClient, url: str
     assert response.status_code in (200, 400), response.text
     found = codes(response.json())
     assert found and set(found) <= TYPED and "INTERNAL_SERVER_ERROR" not in found
+
+
+def test_last_seen_defaults_to_now_and_never_returns_the_future(tmp_path: Path) -> None:
+    write_vault(
+        tmp_path / "vault",
+        {
+            "ada": "type: person",
+            "past": "entities: [ada]\noccurred_at: 2020-05-01",
+            "future": "entities: [ada]\noccurred_at: 2099-01-01T00:00:00Z",
+            "undated": "entities: [ada]",
+        },
+    )
+    with app_over(tmp_path / "vault", tmp_path / "s.db") as client:
+        found = data(client, LAST, entity="ada")["chronicleLastSeen"]
+        assert found["entry"]["record"]["id"] == "past"
+        before = data(client, LAST, entity="ada", bound="2020-04-30")["chronicleLastSeen"]
+        assert before == {"entry": None, "reason": "no_dated_association"}
+
+
+def test_clock_counts_list_all_seven_relations_in_enum_order(rv: TestClient) -> None:
+    order = ["PAST", "TODAY", "CURRENT_PERIOD", "ONGOING", "FUTURE", "OVERDUE", "UNDATED"]
+    for result in (
+        tl(rv, entity="ada", asOf=AS_OF),
+        since(rv, since="2030-01-01", until="2030-01-02"),  # empty: all zeros
+        day(rv, date="2026-03-15", week=True),
+    ):
+        assert [c["clock"] for c in result["clockCounts"]] == order
+        assert sum(c["count"] for c in result["clockCounts"]) == result["total"]
+
+
+def test_occurrences_of_a_plain_record_use_the_query_zone_for_local(rv: TestClient) -> None:
+    found = data(rv, OCC, id="tie-a", since="2026-03-20", until="2026-03-20", tz="Asia/Kathmandu")
+    assert [(o["index"], o["start"], o["local"]) for o in found["occurrences"]["occurrences"]] == [
+        (0, "2026-03-20T12:00:00Z", "2026-03-20T17:45:00+05:45")
+    ]
+    outside = data(rv, OCC, id="tie-a", since="2026-03-21", until="2026-03-22")["occurrences"]
+    assert outside["total"] == 0 and outside["record"] == {"id": "tie-a"}
