@@ -1556,3 +1556,35 @@ def test_occurrences_of_a_plain_record_use_the_query_zone_for_local(rv: TestClie
     ]
     outside = data(rv, OCC, id="tie-a", since="2026-03-21", until="2026-03-22")["occurrences"]
     assert outside["total"] == 0 and outside["record"] == {"id": "tie-a"}
+
+
+ISSUES = """{ timeline(since: "2026-01-01", until: "2026-12-31") {
+  entries { record { id } date { text } } meta { coverage { complete } } } }"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="defect: a note's date written with non-ASCII digits is read as a date, with no "
+    "invalid_date issue (temporal/dates.py patterns use \\d; use [0-9] or re.ASCII)",
+)
+def test_non_ascii_digits_in_a_note_are_an_invalid_date(tmp_path: Path) -> None:
+    write_vault(tmp_path / "vault", {"w": "occurred_at: ２０２６-03-01"})
+    with app_over(tmp_path / "vault", tmp_path / "s.db") as client:
+        result = data(client, ISSUES)["timeline"]
+    assert result["entries"] == [] and result["meta"]["coverage"]["complete"] is False
+
+
+@pytest.mark.skipif(
+    "localtime" not in __import__("zoneinfo").available_timezones(),
+    reason="this host's tz database has no 'localtime' entry",
+)
+@pytest.mark.xfail(
+    strict=True,
+    reason="defect: `timezone: localtime` in a note is accepted as a zone (the host's), not "
+    "unknown_timezone (temporal/dates.py timezone())",
+)
+def test_localtime_in_a_note_is_an_unknown_timezone(tmp_path: Path) -> None:
+    write_vault(tmp_path / "vault", {"z": "timezone: localtime\noccurred_at: 2026-03-01T10:00"})
+    with app_over(tmp_path / "vault", tmp_path / "s.db") as client:
+        result = data(client, ISSUES)["timeline"]
+    assert result["entries"] == [] and result["meta"]["coverage"]["complete"] is False
