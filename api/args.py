@@ -5,11 +5,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 
 import temporal
 from vault import InvalidCursor, InvalidInput, SnapshotChanged
 
-__all__ = ["decode_cursor", "encode_cursor", "page_size", "query_bound"]
+__all__ = ["decode_cursor", "decode_offset", "encode_cursor", "page_size", "query_bound"]
 
 
 def page_size(value: int, *, name: str = "first", limit: int = 100) -> int:
@@ -55,3 +56,16 @@ def decode_cursor(cursor: str, *, snapshot: str) -> str:
             "The cursor belongs to another snapshot; the data changed, start again without 'after'"
         )
     return key
+
+
+def decode_offset(cursor: str, *, snapshot: str, query: str) -> int:
+    """The position a cursor of a positional list (search, time queries) of `snapshot` holds.
+
+    Raises:
+        InvalidCursor: the cursor is not one of ours, or holds no position (another query's).
+        SnapshotChanged: the cursor belongs to another snapshot.
+    """
+    key = decode_cursor(cursor, snapshot=snapshot)
+    if not re.fullmatch(r"[0-9]{1,18}", key):
+        raise InvalidCursor(f"Cursor {cursor[:40]!r} is not a {query} cursor")
+    return int(key)

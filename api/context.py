@@ -77,6 +77,12 @@ class Context:
             raise Forbidden(f"Scope {scope!r} is not readable with these credentials")
         return [scope]
 
+    def type_name(self, name: str | None) -> str | None:
+        """A type asked for, with the configured type aliases expanded as notes' types are."""
+        if name is None:
+            return None
+        return self.services.settings.config.type_aliases.get(name, name)
+
     def meta(self, scopes: Sequence[str], degraded: Sequence[str] = ()) -> ResultMeta:
         """The `meta` block of a result over `scopes`."""
         reader = self.reader()

@@ -49,7 +49,7 @@ def records(
     key = decode_cursor(after, snapshot=snapshot) if after is not None else None
     domain = temporal.RecordFilter(
         kind=flt.kind,
-        type=flt.type,
+        type=context.type_name(flt.type),
         tag=flt.tag,
         lifecycle=flt.lifecycle or temporal.LifecycleFilter.ACTIVE,
         scope=flt.scope,

@@ -1,12 +1,11 @@
 from __future__ import annotations
 
 import temporal
-from api.args import decode_cursor, encode_cursor, page_size, query_bound
+from api.args import decode_offset, encode_cursor, page_size, query_bound
 from api.context import Info
 from api.types.common import MatchMode, PageInfo
 from api.types.records import RecordFilter
 from api.types.search import SearchConnection, SearchHit
-from vault import InvalidCursor
 
 __all__ = ["search"]
 
@@ -27,13 +26,10 @@ def search(
     snapshot = context.snapshot(scopes)
     offset = 0
     if after is not None:
-        key = decode_cursor(after, snapshot=snapshot)
-        if not key.isdigit():
-            raise InvalidCursor(f"Cursor {after[:40]!r} is not a search cursor")
-        offset = int(key)
+        offset = decode_offset(after, snapshot=snapshot, query="search")
     domain = temporal.RecordFilter(
         kind=flt.kind,
-        type=flt.type,
+        type=context.type_name(flt.type),
         tag=flt.tag,
         lifecycle=flt.lifecycle or temporal.LifecycleFilter.ACTIVE,
         scope=flt.scope,

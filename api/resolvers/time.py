@@ -1,11 +1,9 @@
 from __future__ import annotations
 
-import re
-
 import strawberry
 
 import temporal
-from api.args import decode_cursor, encode_cursor, page_size
+from api.args import decode_offset, encode_cursor, page_size
 from api.context import Context, Info
 from api.types.common import PageInfo, RecordRef
 from api.types.time import (
@@ -60,7 +58,7 @@ def timeline(
             raise InvalidInput("Argument 'group': SOURCE dates rows by occurrence time only")
     query = temporal.TimelineQuery(
         entity=str(entity) if entity is not None else None,
-        kind=kind,
+        kind=context.type_name(kind),
         time_field=field,
         since_us=since_us,
         until_us=until_us,
@@ -103,7 +101,7 @@ def chronicle_day(
         span,
         scopes,
         on=day,
-        kind=kind,
+        kind=context.type_name(kind),
         include_partial=bool(include_partial),
         tz=tz,
         now_us=context.now_us,
@@ -136,7 +134,7 @@ def chronicle_since(
         since_us,
         until_us,
         scopes,
-        kind=kind,
+        kind=context.type_name(kind),
         tz=tz,
         now_us=context.now_us,
         first=size,
@@ -223,10 +221,7 @@ def _range(since: str | None, until: str | None) -> tuple[int | None, int | None
 def _offset(context: Context, scopes: list[str], after: str | None) -> int:
     if after is None:
         return 0
-    key = decode_cursor(after, snapshot=context.snapshot(scopes))
-    if not re.fullmatch(r"[0-9]{1,18}", key):
-        raise InvalidInput(f"Cursor {after[:40]!r} does not belong to a time query")
-    return int(key)
+    return decode_offset(after, snapshot=context.snapshot(scopes), query="time query")
 
 
 def _result(

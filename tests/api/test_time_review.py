@@ -1,8 +1,8 @@
 """An adversarial second suite for the time queries (issue 3), rule by rule against SPEC.
 
-Each test builds a small purpose-built vault and asks the real GraphQL API. Tests marked
-`xfail(strict=True, reason="defect: ...")` show a disagreement with SPEC or the README that the
-implementation still has; they turn into failures (XPASS) once it is fixed.
+Each test builds a small purpose-built vault and asks the real GraphQL API. The defects it
+found first (floating intervals' ONGOING, stand-ins under `kind` and `asOf`, forged cursors,
+non-ASCII digits, the host's `localtime`, ...) are fixed; their tests stay as regressions.
 """
 
 from __future__ import annotations
@@ -295,11 +295,6 @@ def test_a_floating_conference_clock_in_utc(
     assert clocks(tl(rv, entity="ada", asOf=as_of, tz=tz))["conference"] == expected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: ONGOING compares a floating ends_at interval with asOf as a UTC instant, "
-    "not with asOf's local date (temporal/clock.py clock_sql)",
-)
 @pytest.mark.parametrize(
     ("as_of", "tz", "local", "expected"),
     [
@@ -822,22 +817,11 @@ def test_group_source_applies_as_of_only_to_active_eligibility(corners: TestClie
     assert later["total"] == 0  # the relationship is no longer valid at asOf
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: group SOURCE keeps the asOf validity filter under INCLUDE_INACTIVE "
-    "(temporal/timeline.py _by_source passes valid_at=query.as_of_us regardless of eligibility)",
-)
 def test_group_source_include_inactive_drops_the_validity_filter(corners: TestClient) -> None:
     result = data(corners, GROUPED, asOf="2026-03-15T00:00:00Z", eligibility="INCLUDE_INACTIVE")
     assert [e["record"]["id"] for e in result["timeline"]["entries"]] == ["m1"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: a superseded record's replacement is listed even when it has no value in "
-    "the queried time field (temporal/timeline.py _follow reads _anchors(field) with a LEFT "
-    "JOIN and keeps the NULL row; it should treat it as filtered out)",
-)
 def test_a_replacement_is_listed_with_its_own_value_in_the_time_field(corners: TestClient) -> None:
     result = tl(corners, entity="ada", field="DUE_AT", asOf=AS_OF)
     # SPEC: rows are records with a value in the time field; the replacement has no deadline.
@@ -956,14 +940,6 @@ def test_hostile_page_and_identity_arguments_are_typed_errors(
         assert args in ({"kind": "\ud800"},), body
 
 
-_CURSOR_DEFECT = pytest.mark.xfail(
-    strict=True,
-    reason="defect: api/resolvers/time.py _offset checks key.isdigit() and then int(key); "
-    "'²' is a digit to isdigit() but not to int(), and 5,000 digits pass Python's int-string "
-    "limit: ValueError, INTERNAL_SERVER_ERROR (check with re.fullmatch('[0-9]{1,18}'))",
-)
-
-
 @pytest.mark.parametrize(
     "key",
     [
@@ -972,8 +948,8 @@ _CURSOR_DEFECT = pytest.mark.xfail(
         "1e3",
         " 1",
         "١",
-        pytest.param("²", marks=_CURSOR_DEFECT),
-        pytest.param("1" * 5000, marks=_CURSOR_DEFECT),
+        "²",
+        "1" * 5000,
     ],  # fmt: skip
     ids=range(7),
 )
@@ -1005,12 +981,6 @@ def test_occurrences_over_the_widest_range_are_bounded(rv: TestClient) -> None:
     assert endless["data"]["occurrences"]["total"] == 5
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: bound and date patterns use \\d, which matches any Unicode digit, so "
-    "'２０２６-03-01' is accepted (temporal/dates.py _DAY/_STRICT_INSTANT and temporal/clock.py "
-    "_DAY: use [0-9] or re.ASCII)",
-)
 @pytest.mark.parametrize("text", ["２０２６-03-01", "٢٠٢٦-٠٣-٠١", "2026-03-01T10:00:0０Z"])
 def test_non_ascii_digits_are_not_a_date(rv: TestClient, text: str) -> None:
     for query, args in [(SINCE, {"since": text}), (DAY, {"date": text}), (TL, {"asOf": text})]:
@@ -1362,12 +1332,6 @@ def test_a_stand_in_replaces_the_meeting_without_a_kind(stands: TestClient) -> N
     assert [e["record"] for e in meetings] == [{"id": "sync", "type": "meeting"}]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: only kind 'meeting' keeps the source itself; a kind: \"event\" query gets "
-    "the claim (type claim) in its event's place (temporal/timeline.py timeline/_chronicle: "
-    "stand_in should be off whenever a kind is given, or the claim must pass the kind filter)",
-)
 def test_a_kind_query_only_returns_records_of_that_type(stands: TestClient) -> None:
     result = data(stands, KINDED, kind="event")
     for field in ("timeline", "chronicleDay"):
@@ -1376,11 +1340,6 @@ def test_a_kind_query_only_returns_records_of_that_type(stands: TestClient) -> N
         ], field
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: a source_event claim that is not valid at asOf still stands for its "
-    "meeting (temporal/timeline.py _chosen/_stand_in ignore the asOf validity filter)",
-)
 def test_a_stand_in_outside_its_validity_does_not_replace_the_meeting(stands: TestClient) -> None:
     result = data(stands, KINDED, kind=None, asOf="2026-06-01T00:00:00Z")["timeline"]
     assert [e["record"]["id"] for e in result["entries"]] == ["c-summit", "sync"]
@@ -1421,13 +1380,6 @@ def test_soak_random_vaults_against_brute_force(tmp_path: Path, seed: int) -> No
 @pytest.mark.skipif(
     "localtime" not in __import__("zoneinfo").available_timezones(),
     reason="this host's tz database has no 'localtime' entry",
-)
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: temporal/dates.py timezone() trusts zoneinfo.available_timezones(), which on "
-    "this host lists 'localtime' (a link to the host's /etc/localtime): a host-dependent zone "
-    "is accepted, so the same query answers differently on another machine (drop 'localtime' "
-    "and other non-IANA names, e.g. check against tzdata's zone1970.tab/backward list)",
 )
 def test_the_hosts_localtime_is_not_an_iana_zone(rv: TestClient) -> None:
     for query, args in _calls(zone="localtime"):
@@ -1562,11 +1514,6 @@ ISSUES = """{ timeline(since: "2026-01-01", until: "2026-12-31") {
   entries { record { id } date { text } } meta { coverage { complete } } } }"""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: a note's date written with non-ASCII digits is read as a date, with no "
-    "invalid_date issue (temporal/dates.py patterns use \\d; use [0-9] or re.ASCII)",
-)
 def test_non_ascii_digits_in_a_note_are_an_invalid_date(tmp_path: Path) -> None:
     write_vault(tmp_path / "vault", {"w": "occurred_at: ２０２６-03-01"})
     with app_over(tmp_path / "vault", tmp_path / "s.db") as client:
@@ -1577,11 +1524,6 @@ def test_non_ascii_digits_in_a_note_are_an_invalid_date(tmp_path: Path) -> None:
 @pytest.mark.skipif(
     "localtime" not in __import__("zoneinfo").available_timezones(),
     reason="this host's tz database has no 'localtime' entry",
-)
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: `timezone: localtime` in a note is accepted as a zone (the host's), not "
-    "unknown_timezone (temporal/dates.py timezone())",
 )
 def test_localtime_in_a_note_is_an_unknown_timezone(tmp_path: Path) -> None:
     write_vault(tmp_path / "vault", {"z": "timezone: localtime\noccurred_at: 2026-03-01T10:00"})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -261,3 +262,19 @@ def test_demo_superseded_decision_is_replaced(demo_client: TestClient) -> None:
 def test_group_source_needs_an_entity(tl: TestClient) -> None:
     body = gql(tl, "{ timeline(group: SOURCE) { total } }")
     assert codes(body) == ["BAD_USER_INPUT"]
+
+
+def test_a_type_alias_asked_for_is_expanded_like_the_notes_types(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "m.md").write_text("---\ntype: meetings\noccurred_at: 2026-01-05\n---\n")
+    (vault / "n.md").write_text("---\ntype: meeting\noccurred_at: 2026-01-06\n---\n")
+    config = tmp_path / "almanac.toml"
+    config.write_text('[type_aliases]\nmeetings = "meeting"\n')
+    settings = Settings.build(vault=vault, state=tmp_path / "s.db", config=config, watch=False)
+    with TestClient(create_app(settings)) as client:
+        for kind in ("meeting", "meetings"):
+            result = data(client, Q, kind=kind, first=10)["timeline"]
+            assert ids(result) == ["m", "n"], kind
+        records = data(client, '{ records(filter: {type: "meetings"}) { total } }')
+        assert records["records"]["total"] == 2
