@@ -22,12 +22,13 @@ from vault import AlmanacError
 __all__ = ["app_from_env", "create_app"]
 
 
-def create_app(settings: Settings) -> Starlette:
+def create_app(settings: Settings, *, graph: bool = True) -> Starlette:
     """The Starlette app: GraphQL (and GraphiQL) at `/graphql`, `/healthz`.
 
-    The store is opened and reconciled before the first request.
+    The store is opened and reconciled before the first request; with `graph`, the graph
+    projection is built then too, else on the first request that traverses.
     """
-    services = Services.open(settings, now_us=now_us())
+    services = Services.open(settings, now_us=now_us(), graph=graph)
     schema = build_schema(settings.limits, introspection=settings.introspection)
     graphql = AlmanacGraphQL(
         schema, services=services, graphql_ide="graphiql" if settings.graphiql else None

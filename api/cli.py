@@ -139,7 +139,8 @@ def _query(args: argparse.Namespace) -> int:
     if variables is not None and not isinstance(variables, dict):
         raise StartupError("--variables must be a JSON object")
     settings = _settings(args)
-    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
+    # One request: the graph projection is built only if the document traverses.
+    with TestClient(create_app(settings, graph=False), base_url="http://127.0.0.1") as client:
         response = client.post("/graphql", json={"query": args.document, "variables": variables})
     print(json.dumps(response.json(), indent=2, ensure_ascii=False))
     return 0 if response.status_code == 200 and "errors" not in response.json() else 1
@@ -156,7 +157,7 @@ def _report(
     settings: Settings, progress: Callable[[int, int], None] | None
 ) -> tuple[StatusCounts, list[Issue], str]:
     """Reconcile, then the counts, the issues and the snapshot of every scope."""
-    services = Services.open(settings, now_us=now_us(), progress=progress)
+    services = Services.open(settings, now_us=now_us(), progress=progress, graph=False)
     try:
         scopes = settings.config.all_scopes()
         with services.store.read() as reader:

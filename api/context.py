@@ -44,6 +44,14 @@ class Context:
 
     def view(self) -> graph.ProjectionView:
         """The graph projection matching the request's read transaction (I5)."""
+        if self._view is None and self._reader is not None:
+            # The read transaction was opened while the graph was not kept (a CLI run): build
+            # it now, for the generation this transaction reads.
+            self.services.refresh_projection()
+            generation = temporal.generation(self._reader)
+            self._view = self.services.view_for(generation, deadline=self.deadline)
+            if self._view is None:
+                raise IndexUnavailable("The index changed while the graph was built; try again")
         if self._view is None:
             self._open()
         assert self._view is not None
@@ -52,6 +60,9 @@ class Context:
     def _open(self) -> None:
         """Open the read transaction and pick the graph view of the generation it reads."""
         services = self.services
+        if not services.keeps_graph:
+            self._reader = self._stack.enter_context(services.store.read(deadline=self.deadline))
+            return
         for _ in range(3):
             attempt = contextlib.ExitStack()
             reader = attempt.enter_context(services.store.read(deadline=self.deadline))

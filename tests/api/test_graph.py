@@ -279,3 +279,15 @@ def test_one_request_reads_one_snapshot_and_its_graph_while_reconciles_apply(
     # Both versions were read, each time consistently (a read racing the writer may also see
     # the file empty: then both sides are empty, consistently too).
     assert len(seen - {frozenset()}) == 2
+
+
+def test_without_a_kept_graph_only_a_traversal_builds_it(settings: Settings) -> None:
+    # A CLI run (`almanac query`, `check`) opens the services this way: no projection up front.
+    with TestClient(create_app(settings, graph=False)) as client:
+        services = client.app.state.services  # type: ignore[attr-defined]
+        assert services.projection is None
+        data(client, '{ timeline(entity: "people/ada-lopez", first: 1) { total } }')
+        assert services.projection is None
+        found = data(client, '{ graph(seed: {id: "people/ada-lopez"}, hops: 1) { status } }')
+        assert found["graph"]["status"] == "FOUND"
+        assert services.projection is not None and services.keeps_graph
