@@ -64,7 +64,7 @@ def measure(vault: Path, state: Path, runs: int) -> dict[str, Any]:
     out: dict[str, Any] = {"notes": sum(1 for _ in vault.rglob("*.md"))}
     settings = Settings.build(vault=vault, state=state, config=None, watch=False)
     start = time.perf_counter()
-    services = Services.open(settings, now_us=now_us())
+    services = Services.open(settings, now_us=now_us(), graph=False)
     out["open_and_reconcile_s"] = round(time.perf_counter() - start, 2)
     with services.store.read() as reader:
         out["spans_rows"] = reader.run("SELECT count(*) FROM spans").fetchone()[0]

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from enum import Enum
+from typing import Any
 
 from temporal.clock import Clock, LocalDay, clock_sql, local_date, local_day
 from temporal.dates import DatePrecision, DateValue, instant, timezone
@@ -217,18 +218,28 @@ _PRECISIONS = {p.value: p for p in DatePrecision}
 _CLOCKS = {c.value: c for c in Clock}
 
 
-def _fetch(
-    reader: Reader, scan: _Scan, clock: str, *, descending: bool = False, show: bool = True
-) -> list[_Row]:
-    """Every row of a scan, ordered by (start, id, index, scope); with their values if `show`."""
-    values = ", c.vend, c.stop, c.text, c.precision" if show else ""
-    sql, params = scan.sql(f"{_ROW}, {clock}{values}")
+# Positions in a raw row (`_ROW, clock`): a hub's timeline is thousands of these; only the rows
+# of the page shown (and the rare superseded ones) become `_Row`s.
+_PATH, _LIFECYCLE, _SOURCE_EVENT, _RECURRING, _MORE, _CLOCK = 0, 5, 6, 7, 8, 9
+Raw = tuple[Any, ...]
+
+
+def _raw(reader: Reader, scan: _Scan, clock: str, *, descending: bool = False) -> list[Raw]:
+    """Every row of a scan, raw, ordered by (start, id, index, scope)."""
+    sql, params = scan.sql(f"{_ROW}, {clock}")
     way = "DESC" if descending else "ASC"
     sql += f" ORDER BY c.start {way}, c.id {way}, c.idx {way}, c.scope {way}"
+    return reader.run(sql, params).fetchall()
+
+
+def _fetch(reader: Reader, scan: _Scan, clock: str) -> list[_Row]:
+    """Every row of a (small) scan, ordered, with its value."""
+    sql, params = scan.sql(f"{_ROW}, {clock}, c.vend, c.stop, c.text, c.precision")
+    sql += " ORDER BY c.start, c.id, c.idx, c.scope"
     rows = []
     for r in reader.run(sql, params):
-        row = _Row(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9])
-        if show and r[2] is not None:
+        row = _Row(*r[:10])
+        if r[2] is not None:
             row.value = DateValue(r[12], _PRECISIONS[r[13]], r[2], r[10])
             row.stop = r[11]
         rows.append(row)
@@ -288,22 +299,22 @@ def timeline(
         query.kind,
         valid_at=query.as_of_us if active else None,
     )
-    rows = _fetch(reader, scan, clock, descending=query.descending, show=False)
+    raw = _raw(reader, scan, clock, descending=query.descending)
     occurrence_time = query.time_field is TimeField.OCCURRED_AT
     # A stand-in is a claim: a query for one type (a meeting, say) keeps its own records.
     stand_in = occurrence_time and query.kind is None
     valid_at = scan.valid_at
     if stand_in:
-        rows = _drop_standing(reader, rows, scopes, entities or (), valid_at)
-    if active:
-        rows = _replace_superseded(reader, rows, scan, clock, query)
+        raw = _drop_standing(reader, raw, scopes, entities or (), valid_at)
+    direct, after = _replace_superseded(reader, raw, scan, clock, query, active)
     bounds = (query.since_us, query.until_us) if occurrence_time else None
-    degraded = _recurrence_degraded(reader, rows, scan, bounds, entities)
-    page = rows[offset : offset + first]
+    degraded = _recurrence_degraded(reader, direct, scan, bounds, entities)
+    page = _page(direct, after, offset, first)
     _show(reader, scan.candidates, page)
     if stand_in:
         _stand_in(reader, page, scopes, entities or (), valid_at, clock)
-    return _result(reader, rows, page, query, as_of, local_date(as_of, query.tz), offset, degraded)
+    local = local_date(as_of, query.tz)
+    return _result(reader, direct, after, page, query, as_of, local, offset, degraded)
 
 
 def chronicle_day(
@@ -379,12 +390,12 @@ def last_seen(
     )
     clock = clock_sql(now_us, local_day(local_date(now_us, tz), tz))
     scan = _Scan(candidates, scopes, ["active"])
-    rows = _fetch(reader, scan, clock, descending=True, show=False)
-    rows = _drop_standing(reader, rows, scopes, paths, None)
-    if not rows:
+    raw = _drop_standing(reader, _raw(reader, scan, clock, descending=True), scopes, paths, None)
+    if not raw:
         return LastSeen(None, "no_dated_association")
-    _stand_in(reader, rows[:1], scopes, paths, None, clock)
-    _show(reader, candidates, rows[:1])
+    rows = [_Row(*raw[0])]
+    _stand_in(reader, rows, scopes, paths, None, clock)
+    _show(reader, candidates, rows)
     query = TimelineQuery(entity=entity, include_sources=True, tz=tz)
     return LastSeen(_entries(reader, rows[:1], query)[0], None)
 
@@ -548,13 +559,13 @@ def _associated(entities: Sequence[str]) -> tuple[str, list[object]]:
 
 def _drop_standing(
     reader: Reader,
-    rows: list[_Row],
+    rows: list[Raw],
     scopes: Sequence[str],
     entities: Sequence[str],
     valid_at: int | None,
-) -> list[_Row]:
+) -> list[Raw]:
     """Rows without the `source_event` claims that stand for a source in the result."""
-    claims = [r.path for r in rows if r.source_event]
+    claims = [r[_PATH] for r in rows if r[_SOURCE_EVENT]]
     if not claims:
         return rows
     sources = {
@@ -565,9 +576,9 @@ def _drop_standing(
             [json.dumps(claims)],
         )
     }
-    found = sources & {r.path for r in rows}
+    found = sources & {r[_PATH] for r in rows}
     gone = set(_chosen(reader, found, scopes, entities, valid_at).values())
-    return [r for r in rows if r.path not in gone]
+    return [r for r in rows if r[_PATH] not in gone] if gone else rows
 
 
 def _stand_in(
@@ -629,19 +640,28 @@ def _chosen(
 
 
 def _replace_superseded(
-    reader: Reader, rows: list[_Row], scan: _Scan, clock: str, query: TimelineQuery
-) -> list[_Row]:
-    """Superseded matches give their current records, once each, after the direct matches.
+    reader: Reader,
+    rows: list[Raw],
+    scan: _Scan,
+    clock: str,
+    query: TimelineQuery,
+    active: bool,
+) -> tuple[list[Raw], list[_Row]]:
+    """The direct matches, and after them the current records of superseded matches.
 
-    A chain that reaches a missing, withdrawn or filtered-out record, or loops, gives nothing;
-    a current record that is a direct match is not listed twice (SPEC section 3).
+    Only an `ACTIVE` query replaces (each current record once); one that includes inactive
+    records lists superseded ones among the direct matches. A chain that reaches a missing,
+    withdrawn or filtered-out record, or loops, gives nothing; a current record that is a
+    direct match is not listed twice (SPEC section 3).
     """
-    direct = [r for r in rows if r.lifecycle == "active"]
-    superseded = [r for r in rows if r.lifecycle != "active"]
+    if not active:
+        return rows, []
+    superseded = [_Row(*r) for r in rows if r[_LIFECYCLE] != "active"]
     if not superseded:
-        return direct
-    listed = {r.path for r in direct}
-    out = list(direct)
+        return rows, []
+    direct = [r for r in rows if r[_LIFECYCLE] == "active"]
+    listed = {r[_PATH] for r in direct}
+    out: list[_Row] = []
     for row in superseded:
         current = _follow(reader, row.path, scan, clock, query.time_field)
         if current is None or current.path in listed:
@@ -649,7 +669,14 @@ def _replace_superseded(
         listed.add(current.path)
         current.via = row
         out.append(current)
-    return out
+    return direct, out
+
+
+def _page(direct: list[Raw], after: list[_Row], offset: int, first: int) -> list[_Row]:
+    """Rows `offset` to `offset + first` of the direct matches followed by the replacements."""
+    page = [_Row(*r) for r in direct[offset : offset + first]]
+    start = max(0, offset - len(direct))
+    return page + after[start : start + first - len(page)]
 
 
 def _follow(reader: Reader, path: str, scan: _Scan, clock: str, field: TimeField) -> _Row | None:
@@ -689,21 +716,22 @@ def _chronicle(
 ) -> Timeline:
     clock = clock_sql(now_us, local_day(local_date(now_us, query.tz), query.tz))
     scan = _Scan(candidates, scopes, ["active", "superseded"], query.kind)
-    rows = _fetch(reader, scan, clock, show=False)
+    raw = _raw(reader, scan, clock)
     if query.kind is None:
-        rows = _drop_standing(reader, rows, scopes, (), None)
-    rows = _replace_superseded(reader, rows, scan, clock, query)
-    degraded = _recurrence_degraded(reader, rows, scan, bounds, None)
-    page = rows[offset : offset + first]
+        raw = _drop_standing(reader, raw, scopes, (), None)
+    direct, after = _replace_superseded(reader, raw, scan, clock, query, True)
+    degraded = _recurrence_degraded(reader, direct, scan, bounds, None)
+    page = _page(direct, after, offset, first)
     _show(reader, scan.candidates, page)
     if query.kind is None:
         _stand_in(reader, page, scopes, (), None, clock)
-    return _result(reader, rows, page, query, now_us, on, offset, degraded)
+    return _result(reader, direct, after, page, query, now_us, on, offset, degraded)
 
 
 def _result(
     reader: Reader,
-    rows: list[_Row],
+    direct: list[Raw],
+    after: list[_Row],
     page: list[_Row],
     query: TimelineQuery,
     as_of: int,
@@ -711,8 +739,9 @@ def _result(
     offset: int,
     degraded: set[str],
 ) -> Timeline:
-    counts = Counter(r.clock for r in rows)
-    total = len(rows)
+    counts = Counter(r[_CLOCK] for r in direct)
+    counts.update(r.clock for r in after)
+    total = len(direct) + len(after)
     end = offset + len(page)
     return Timeline(
         entries=_entries(reader, page, query),
@@ -727,7 +756,7 @@ def _result(
 
 def _recurrence_degraded(
     reader: Reader,
-    rows: Sequence[_Row],
+    rows: Sequence[Raw],
     scan: _Scan,
     bounds: tuple[int | None, int | None] | None,
     entities: Sequence[str] | None,
@@ -741,8 +770,8 @@ def _recurrence_degraded(
         return set()  # an unbounded query returns the anchors, as it says it does
     since, until = bounds
     if since is None or until is None:
-        return {"recurrence_unbounded"} if any(r.recurring for r in rows) else set()
-    if any(r.more for r in rows):
+        return {"recurrence_unbounded"} if any(r[_RECURRING] for r in rows) else set()
+    if any(r[_MORE] for r in rows):
         return {"recurrence_truncated"}
     # Sets that go on past their materialised occurrences are rare: find them by the partial
     # index first, then check they are within the query's reach.
