@@ -38,6 +38,7 @@ from vault import IndexUnavailable, InvalidInput, Issue, QueryTooComplex
 __all__ = ["Count", "RecordFilter", "Reader", "StatusCounts", "Store", "marks"]
 
 _BUSY_MS = 10_000
+_MMAP_BYTES = 1 << 30
 _TIME_FIELDS = ("occurred_at", "recorded_at", "updated_at", "due_at")
 
 
@@ -432,6 +433,11 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute("PRAGMA foreign_keys = OFF")
+    # Read the database file through a memory map (address space, not memory): a hub's
+    # timeline probes ~10,000 rows at random, and page-cache misses are read() calls without
+    # it (53 -> 30 ms at 100,000 notes). The file never shrinks (no VACUUM, no auto-vacuum),
+    # which is what makes a map safe.
+    conn.execute(f"PRAGMA mmap_size = {_MMAP_BYTES}")
     return conn
 
 
