@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from temporal.changeset import snapshot_id
 from temporal.clock import (
-    Clock,
+    ClockRelation,
     LocalDay,
     calendar_period,
     clock_sql,
@@ -46,6 +46,7 @@ from temporal.records import (
     note_dates,
 )
 from temporal.recurrence import Occurrence, RecurrenceSet
+from temporal.rows import Eligibility, Entry, Timeline, TimelineGroup, TimelineQuery
 from temporal.search import (
     MatchMode,
     SearchHit,
@@ -57,13 +58,8 @@ from temporal.search import (
 from temporal.store import Count, Reader, RecordFilter, StatusCounts, Store
 from temporal.tables import FINGERPRINT
 from temporal.timeline import (
-    Eligibility,
-    Entry,
-    Group,
     LastSeen,
     Occurrences,
-    Timeline,
-    TimelineQuery,
     chronicle_day,
     chronicle_since,
     last_seen,
@@ -73,14 +69,13 @@ from temporal.timeline import (
 
 __all__ = [
     "FINGERPRINT",
-    "Clock",
+    "ClockRelation",
     "Count",
     "DatePrecision",
     "DateValue",
     "EdgeRow",
     "Eligibility",
     "Entry",
-    "Group",
     "LastSeen",
     "Lifecycle",
     "LifecycleFilter",
@@ -108,6 +103,7 @@ __all__ = [
     "Store",
     "TimeField",
     "Timeline",
+    "TimelineGroup",
     "TimelineQuery",
     "VaultConfig",
     "calendar_period",

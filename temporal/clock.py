@@ -18,7 +18,7 @@ from temporal.dates import DateValue, from_datetime, instant, timezone
 from vault import InvalidDate
 
 __all__ = [
-    "Clock",
+    "ClockRelation",
     "LocalDay",
     "calendar_period",
     "clock_sql",
@@ -32,7 +32,7 @@ _DAY = re.compile(r"\d{4}-\d{2}-\d{2}\Z", re.ASCII)
 _DAY_US = 86_400_000_000
 
 
-class Clock(Enum):
+class ClockRelation(Enum):
     """Where a row stands relative to `asOf`; member names are the GraphQL values."""
 
     PAST = "past"

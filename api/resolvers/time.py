@@ -15,7 +15,7 @@ from api.types.time import (
     TimelineEntry,
     TimelineResult,
 )
-from temporal import Eligibility, Group, TimeField
+from temporal import Eligibility, TimelineGroup, TimeField
 from vault import InvalidInput
 
 __all__ = ["chronicle_day", "chronicle_last_seen", "chronicle_since", "occurrences", "timeline"]
@@ -33,7 +33,7 @@ def timeline(
     until: str | None = None,
     order: Order | None = Order.ASC,
     eligibility: Eligibility | None = Eligibility.ACTIVE,
-    group: Group | None = Group.NONE,
+    group: TimelineGroup | None = TimelineGroup.NONE,
     include_sources: bool | None = False,
     as_of: str | None = None,
     timezone: str | None = "UTC",
@@ -48,8 +48,8 @@ def timeline(
     since_us, until_us = _range(since, until)
     as_of_us = _bound(as_of, "asOf") if as_of is not None else None
     field = time_field or TimeField.OCCURRED_AT
-    grouping = group or Group.NONE
-    if grouping is Group.SOURCE:
+    grouping = group or TimelineGroup.NONE
+    if grouping is TimelineGroup.SOURCE:
         if entity is None:
             raise InvalidInput("Argument 'group': SOURCE needs an 'entity'")
         if kind is not None:

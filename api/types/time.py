@@ -7,7 +7,7 @@ import strawberry
 
 import temporal
 from api.types.common import DateValue, Locator, PageInfo, RecordRef, ResultMeta
-from temporal import Clock, Eligibility, Group
+from temporal import ClockRelation, Eligibility, TimelineGroup
 
 __all__ = [
     "ClockCount",
@@ -19,9 +19,9 @@ __all__ = [
     "TimelineResult",
 ]
 
-strawberry.enum(Clock, name="ClockRelation")
+strawberry.enum(ClockRelation)
 strawberry.enum(Eligibility)
-strawberry.enum(Group, name="TimelineGroup")
+strawberry.enum(TimelineGroup)
 
 
 @strawberry.enum
@@ -55,7 +55,7 @@ class TimelineEntry:
     record: RecordRef
     date: DateValue | None
     occurrence: Occurrence | None
-    clock: Clock
+    clock: ClockRelation
     summary: str | None
     locator: Locator
     via: RecordRef | None
@@ -85,7 +85,7 @@ class TimelineEntry:
 
 @strawberry.type
 class ClockCount:
-    clock: Clock
+    clock: ClockRelation
     count: int
 
 

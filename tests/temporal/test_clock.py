@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 
 from temporal import (
-    Clock,
+    ClockRelation,
     clock_sql,
     format_instant,
     local_date,
@@ -130,14 +130,14 @@ TODAY = date(2026, 6, 15)
 
 # (value, due, state, occurrence span, validity, zone, expected): the first rule that applies wins.
 CLOCKS = [
-    ("undated", None, None, None, None, None, "UTC", Clock.UNDATED),
-    ("undated beats overdue", None, "2026-01-01", "open", None, None, "UTC", Clock.UNDATED),
-    ("overdue task", "2026-05-01", "2026-06-01", "open", None, None, "UTC", Clock.OVERDUE),
-    ("overdue, no state", "2026-05-01", "2026-06-14", None, None, None, "UTC", Clock.OVERDUE),
-    ("done is never overdue", "2026-05-01", "2026-06-01", "done", None, None, "UTC", Clock.PAST),
-    ("cancelled", "2026-05-01", "2026-06-01", "cancelled", None, None, "UTC", Clock.PAST),
-    ("due today is today", "2026-06-15", "2026-06-15", "open", None, None, "UTC", Clock.TODAY),
-    ("due this month", "2026-06", "2026-06", "open", None, None, "UTC", Clock.CURRENT_PERIOD),
+    ("undated", None, None, None, None, None, "UTC", ClockRelation.UNDATED),
+    ("undated beats overdue", None, "2026-01-01", "open", None, None, "UTC", ClockRelation.UNDATED),
+    ("overdue task", "2026-05-01", "2026-06-01", "open", None, None, "UTC", ClockRelation.OVERDUE),
+    ("overdue, no state", "2026-05-01", "2026-06-14", None, None, None, "UTC", ClockRelation.OVERDUE),
+    ("done is never overdue", "2026-05-01", "2026-06-01", "done", None, None, "UTC", ClockRelation.PAST),
+    ("cancelled", "2026-05-01", "2026-06-01", "cancelled", None, None, "UTC", ClockRelation.PAST),
+    ("due today is today", "2026-06-15", "2026-06-15", "open", None, None, "UTC", ClockRelation.TODAY),
+    ("due this month", "2026-06", "2026-06", "open", None, None, "UTC", ClockRelation.CURRENT_PERIOD),
     (
         "due instant passed",
         "2026-06-15",
@@ -146,7 +146,7 @@ CLOCKS = [
         None,
         None,
         "UTC",
-        Clock.OVERDUE,
+        ClockRelation.OVERDUE,
     ),  # fmt: skip
     (
         "instant today",
@@ -156,7 +156,7 @@ CLOCKS = [
         None,
         None,
         "Europe/Berlin",
-        Clock.TODAY,
+        ClockRelation.TODAY,
     ),  # fmt: skip
     (
         "instant tomorrow in Berlin",
@@ -166,7 +166,7 @@ CLOCKS = [
         None,
         None,
         "Europe/Berlin",
-        Clock.FUTURE,
+        ClockRelation.FUTURE,
     ),  # fmt: skip
     (
         "same instant today in UTC",
@@ -176,17 +176,17 @@ CLOCKS = [
         None,
         None,
         "UTC",
-        Clock.TODAY,
+        ClockRelation.TODAY,
     ),  # fmt: skip
-    ("day today", "2026-06-15", None, None, None, None, "Europe/Berlin", Clock.TODAY),
+    ("day today", "2026-06-15", None, None, None, None, "Europe/Berlin", ClockRelation.TODAY),
     # At 10:00Z it is already the 16th at +14 and still the 14th at -11.
-    ("day, +14", "2026-06-15", None, None, None, None, "Pacific/Kiritimati", Clock.PAST),
-    ("day, -11", "2026-06-15", None, None, None, None, "Pacific/Pago_Pago", Clock.FUTURE),
-    ("month", "2026-06", None, None, None, None, "UTC", Clock.CURRENT_PERIOD),
-    ("year", "2026", None, None, None, None, "UTC", Clock.CURRENT_PERIOD),
-    ("last year", "2025", None, None, None, None, "UTC", Clock.PAST),
-    ("next month", "2026-07", None, None, None, None, "UTC", Clock.FUTURE),
-    ("yesterday", "2026-06-14", None, None, None, None, "UTC", Clock.PAST),
+    ("day, +14", "2026-06-15", None, None, None, None, "Pacific/Kiritimati", ClockRelation.PAST),
+    ("day, -11", "2026-06-15", None, None, None, None, "Pacific/Pago_Pago", ClockRelation.FUTURE),
+    ("month", "2026-06", None, None, None, None, "UTC", ClockRelation.CURRENT_PERIOD),
+    ("year", "2026", None, None, None, None, "UTC", ClockRelation.CURRENT_PERIOD),
+    ("last year", "2025", None, None, None, None, "UTC", ClockRelation.PAST),
+    ("next month", "2026-07", None, None, None, None, "UTC", ClockRelation.FUTURE),
+    ("yesterday", "2026-06-14", None, None, None, None, "UTC", ClockRelation.PAST),
     (
         "ongoing event",
         "2026-06-14",
@@ -195,7 +195,7 @@ CLOCKS = [
         ("2026-06-14", "2026-06-17"),
         None,
         "UTC",
-        Clock.ONGOING,
+        ClockRelation.ONGOING,
     ),  # fmt: skip
     (
         "finished event",
@@ -205,9 +205,9 @@ CLOCKS = [
         ("2026-06-10", "2026-06-12"),
         None,
         "UTC",
-        Clock.PAST,
+        ClockRelation.PAST,
     ),  # fmt: skip
-    ("valid state", "2025-01-01", None, None, None, ("2025-01-01", None), "UTC", Clock.ONGOING),
+    ("valid state", "2025-01-01", None, None, None, ("2025-01-01", None), "UTC", ClockRelation.ONGOING),
     (
         "expired state",
         "2025-01-01",
@@ -216,11 +216,11 @@ CLOCKS = [
         None,
         ("2025-01-01", "2026-06-15"),
         "UTC",
-        Clock.PAST,
+        ClockRelation.PAST,
     ),  # fmt: skip
-    ("instant earlier", "2026-06-15T09:00:00Z", None, None, None, None, "UTC", Clock.TODAY),
-    ("instant before", "2026-06-14T23:59:59Z", None, None, None, None, "UTC", Clock.PAST),
-    ("future instant", "2026-06-16T00:00:00Z", None, None, None, None, "UTC", Clock.FUTURE),
+    ("instant earlier", "2026-06-15T09:00:00Z", None, None, None, None, "UTC", ClockRelation.TODAY),
+    ("instant before", "2026-06-14T23:59:59Z", None, None, None, None, "UTC", ClockRelation.PAST),
+    ("future instant", "2026-06-16T00:00:00Z", None, None, None, None, "UTC", ClockRelation.FUTURE),
 ]
 
 
@@ -237,7 +237,7 @@ def test_clock_relation(
     span: tuple[str, str] | None,
     validity: tuple[str | None, str | None] | None,
     zone: str,
-    expected: Clock,
+    expected: ClockRelation,
 ) -> None:
     as_of = us(AS_OF)
     db = sqlite3.connect(":memory:")
@@ -268,4 +268,4 @@ def test_clock_relation(
     )
     today = local_day(local_date(as_of, zone), zone)
     (relation,) = db.execute(f"SELECT {clock_sql(as_of, today)} FROM c").fetchone()
-    assert Clock(relation) is expected
+    assert ClockRelation(relation) is expected
