@@ -29,14 +29,15 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Any
 
 from dateutil import rrule as _rr
 
 from temporal.dates import DatePrecision, DateValue, parse_date_value, timezone
+from temporal.rrule import Rule, naive_us, parse_rule
 from vault import InvalidDate, InvalidRecurrence
 
 __all__ = ["MAX_STEPS", "Occurrence", "RecurrenceSet"]
@@ -49,33 +50,7 @@ _SLACK_US = 16 * 3_600_000_000  # no UTC offset, LMT included, exceeds 16 hours
 _EPOCH = datetime(1970, 1, 1)
 _EPOCH_UTC = _EPOCH.replace(tzinfo=UTC)
 _LAST = datetime(9999, 12, 31, 23, 59, 59)
-_FREQS = {
-    "YEARLY": _rr.YEARLY,
-    "MONTHLY": _rr.MONTHLY,
-    "WEEKLY": _rr.WEEKLY,
-    "DAILY": _rr.DAILY,
-    "HOURLY": _rr.HOURLY,
-    "MINUTELY": _rr.MINUTELY,
-    "SECONDLY": _rr.SECONDLY,
-}
-_DAYS = {"MO": 0, "TU": 1, "WE": 2, "TH": 3, "FR": 4, "SA": 5, "SU": 6}
-_INTEGER_LISTS = {
-    # part: (low, high, signed)
-    "BYSECOND": (0, 59, False),
-    "BYMINUTE": (0, 59, False),
-    "BYHOUR": (0, 23, False),
-    "BYMONTHDAY": (1, 31, True),
-    "BYYEARDAY": (1, 366, True),
-    "BYWEEKNO": (1, 53, True),
-    "BYMONTH": (1, 12, False),
-    "BYSETPOS": (1, 366, True),
-}
-_PARTS = {"FREQ", "UNTIL", "COUNT", "INTERVAL", "BYDAY", "WKST", *_INTEGER_LISTS}
-_BYDAY = re.compile(r"([+-]?)(\d{1,2})?(MO|TU|WE|TH|FR|SA|SU)\Z")
-_INTEGER = re.compile(r"([+-]?)(\d{1,4})\Z")
-_UNTIL = re.compile(r"(\d{4})(\d{2})(\d{2})(?:T(\d{2})(\d{2})(\d{2})(Z?))?\Z")
 _ZONED = re.compile(r"(Z|[+-]\d{2}:\d{2})\Z")
-_Fail = Callable[[str], InvalidRecurrence]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,18 +68,6 @@ class Occurrence:
     end_us: int
     local: str
     floating: bool
-
-
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    """A checked RRULE: dateutil's keyword arguments plus what we apply ourselves."""
-
-    freq: Any  # Any: one of dateutil's frequency constants, typed as a Literal there
-    interval: int
-    count: int | None
-    until_us: int | None  # a UTC UNTIL, compared as an instant
-    until_wall: datetime | None  # a local or date-only UNTIL, compared as a wall time
-    options: dict[str, Any]  # Any: dateutil's rrule keyword arguments are untyped lists
 
 
 class _Walk:
@@ -145,7 +108,7 @@ class RecurrenceSet:
         start_wall: datetime,
         anchor_us: int,
         duration_us: int,
-        rule: _Rule | None,
+        rule: Rule | None,
         extras: Sequence[int],
         ex_us: frozenset[int],
         ex_days: frozenset[date],
@@ -207,7 +170,7 @@ class RecurrenceSet:
         duration = anchor.end_us - anchor.start_us
         if ends is not None and ends.end_us >= anchor.end_us:
             duration = ends.end_us - anchor.start_us
-        checked = None if rule is None else _parse_rule(rule, floating=floating)
+        checked = None if rule is None else parse_rule(rule, floating=floating)
         if checked is not None:
             _check_matches(start_wall, checked, rule or "")
         extras = [anchor.start_us]
@@ -347,10 +310,10 @@ class RecurrenceSet:
                     break
                 count -= 1
             walk.steps += 1
-            naive_us = _naive_us(wall)
-            while pending and pending[0] < naive_us - slack:
+            wall_us = naive_us(wall)
+            while pending and pending[0] < wall_us - slack:
                 yield heapq.heappop(pending)
-            if until_us is not None and naive_us - slack > until_us:
+            if until_us is not None and wall_us - slack > until_us:
                 break
             us = _instant_us(wall, zone)
             if until_us is None or us <= until_us:
@@ -363,14 +326,14 @@ class RecurrenceSet:
             yield heapq.heappop(pending)
 
 
-def _walls(start: datetime, rule: _Rule) -> Iterator[datetime]:
+def _walls(start: datetime, rule: Rule) -> Iterator[datetime]:
     """The rule's wall times from `start` on (UNTIL as a wall time applied, COUNT not)."""
     if rule.freq in (_rr.DAILY, _rr.WEEKLY) and rule.options.keys() <= {"byweekday", "wkst"}:
         return _simple_walls(start, rule)
     return _dateutil_walls(start, rule)
 
 
-def _simple_walls(start: datetime, rule: _Rule) -> Iterator[datetime]:
+def _simple_walls(start: datetime, rule: Rule) -> Iterator[datetime]:
     """DAILY, or WEEKLY by weekdays, without dateutil: the common rules, five times faster.
 
     Exactly what `_dateutil_walls` yields (a test compares them).
@@ -401,7 +364,7 @@ def _simple_walls(start: datetime, rule: _Rule) -> Iterator[datetime]:
         return
 
 
-def _dateutil_walls(start: datetime, rule: _Rule) -> Iterator[datetime]:
+def _dateutil_walls(start: datetime, rule: Rule) -> Iterator[datetime]:
     """The rule's wall times from `start` on.
 
     The walk starts at the boundary of `start`'s period (year, month, week by
@@ -449,18 +412,13 @@ def _wall(us: int, zone: tzinfo) -> datetime:
     return moment.astimezone(zone).replace(tzinfo=None)
 
 
-def _naive_us(wall: datetime) -> int:
-    delta = wall - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
 def _instant_us(wall: datetime, zone: tzinfo | None) -> int:
     """The instant of a wall time in `zone` (fold=0: first of repeated, pre-gap offset)."""
     if zone is None or zone is UTC:
-        return _naive_us(wall)
+        return naive_us(wall)
     offset = zone.utcoffset(wall)  # zoneinfo reads a naive wall time's fields and fold
     assert offset is not None
-    return _naive_us(wall) - (offset.days * 86_400 + offset.seconds) * 1_000_000
+    return naive_us(wall) - (offset.days * 86_400 + offset.seconds) * 1_000_000
 
 
 def _local_text(aware: datetime) -> str:
@@ -488,7 +446,7 @@ def _item(text: str, tz: str | None, field: str, floating: bool) -> DateValue | 
     return value
 
 
-def _check_matches(start: datetime, rule: _Rule, text: str) -> None:
+def _check_matches(start: datetime, rule: Rule, text: str) -> None:
     """Refuse a rule that can never produce an instance after its anchor.
 
     dateutil would walk such a rule period by period to year 9999 (seconds of
@@ -535,7 +493,7 @@ def _check_matches(start: datetime, rule: _Rule, text: str) -> None:
         raise InvalidRecurrence(f"Recurrence {text!r} never matches: {why}")
 
 
-def _explicit_options(start: datetime, rule: _Rule) -> dict[str, Any]:
+def _explicit_options(start: datetime, rule: Rule) -> dict[str, Any]:
     """dateutil's options with the defaults it would take from DTSTART made explicit."""
     options = dict(rule.options)
     freq = rule.freq
@@ -556,7 +514,7 @@ def _explicit_options(start: datetime, rule: _Rule) -> dict[str, Any]:
     return options
 
 
-def _period_start(start: datetime, rule: _Rule) -> datetime:
+def _period_start(start: datetime, rule: Rule) -> datetime:
     freq = rule.freq
     day = datetime(start.year, start.month, start.day)
     if freq == _rr.YEARLY:
@@ -573,123 +531,3 @@ def _period_start(start: datetime, rule: _Rule) -> datetime:
     if freq == _rr.MINUTELY:
         return start.replace(second=0, microsecond=0)
     return start.replace(microsecond=0)
-
-
-def _parse_rule(text: str, *, floating: bool) -> _Rule:
-    """Check an RRULE against RFC 5545 3.3.10 and turn it into dateutil arguments.
-
-    Raises:
-        InvalidRecurrence: naming the offending part.
-    """
-
-    def fail(why: str) -> InvalidRecurrence:
-        return InvalidRecurrence(f"Recurrence {text!r} is not an RFC 5545 RRULE: {why}")
-
-    body = text.strip()
-    if body.upper().startswith("RRULE:"):
-        body = body[6:]
-    parts: dict[str, str] = {}
-    for part in body.upper().split(";"):
-        name, eq, value = part.partition("=")
-        if not eq or not value:
-            raise fail(f"{part!r} is not NAME=VALUE")
-        if name not in _PARTS:
-            raise fail(f"unknown part {name}")
-        if name in parts:
-            raise fail(f"{name} appears twice")
-        parts[name] = value
-    if "FREQ" not in parts:
-        raise fail("FREQ is required")
-    if parts["FREQ"] not in _FREQS:
-        raise fail(f"FREQ={parts['FREQ']} is not a frequency")
-    freq_name = parts["FREQ"]
-    freq = _FREQS[freq_name]
-    if "COUNT" in parts and "UNTIL" in parts:
-        raise fail("COUNT and UNTIL must not both be given")
-    options: dict[str, Any] = {}
-    for name, (low, high, signed) in _INTEGER_LISTS.items():
-        if name in parts:
-            numbers = [_integer(v, low, high, signed, name, fail) for v in parts[name].split(",")]
-            options[name.lower()] = numbers
-    if "BYDAY" in parts:
-        options["byweekday"] = [
-            _weekday(v, freq_name, "BYWEEKNO" in parts, fail) for v in parts["BYDAY"].split(",")
-        ]
-    if "BYWEEKNO" in parts and freq_name != "YEARLY":
-        raise fail("BYWEEKNO needs FREQ=YEARLY")
-    if "BYYEARDAY" in parts and freq_name in ("DAILY", "WEEKLY", "MONTHLY"):
-        raise fail(f"BYYEARDAY is not allowed with FREQ={freq_name}")
-    if "BYMONTHDAY" in parts and freq_name == "WEEKLY":
-        raise fail("BYMONTHDAY is not allowed with FREQ=WEEKLY")
-    if "BYSETPOS" in parts and len([n for n in parts if n.startswith("BY")]) < 2:
-        raise fail("BYSETPOS needs another BYxxx part")
-    if floating and (
-        freq_name in ("HOURLY", "MINUTELY", "SECONDLY")
-        or {"BYHOUR", "BYMINUTE", "BYSECOND"} & parts.keys()
-    ):
-        raise fail("a date-only anchor recurs by day at most (no hours, minutes or seconds)")
-    if "bymonthday" in options:
-        lengths = [
-            (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[m - 1]
-            for m in options.get("bymonth", range(1, 13))
-        ]
-        if not any(abs(day) <= n for day in options["bymonthday"] for n in lengths):
-            raise fail("no BYMONTHDAY exists in the months it may fall in")
-    if "WKST" in parts:
-        if parts["WKST"] not in _DAYS:
-            raise fail(f"WKST={parts['WKST']} is not a weekday")
-        options["wkst"] = _DAYS[parts["WKST"]]
-    interval = _integer(parts.get("INTERVAL", "1"), 1, 100_000, False, "INTERVAL", fail)
-    count = None
-    if "COUNT" in parts:
-        count = _integer(parts["COUNT"], 1, 10**9, False, "COUNT", fail)
-    until_us = until_wall = None
-    if "UNTIL" in parts:
-        match = _UNTIL.match(parts["UNTIL"])
-        if match is None:
-            raise fail(f"UNTIL={parts['UNTIL']} is not YYYYMMDD or YYYYMMDDTHHMMSS[Z]")
-        try:
-            day = date(int(match[1]), int(match[2]), int(match[3]))
-            if match[4] is None:
-                until_wall = datetime.combine(day, time(23, 59, 59, 999_999))
-            else:
-                clock = time(int(match[4]), int(match[5]), int(match[6]))
-                moment = datetime.combine(day, clock)
-                if match[7] and not floating:
-                    until_us = _naive_us(moment)
-                elif match[7]:
-                    until_wall = datetime.combine(moment.date(), time(23, 59, 59, 999_999))
-                else:
-                    until_wall = moment
-        except ValueError as exc:
-            raise fail(f"UNTIL={parts['UNTIL']}: {exc}") from exc
-    return _Rule(freq, interval, count, until_us, until_wall, options)
-
-
-def _integer(text: str, low: int, high: int, signed: bool, name: str, fail: _Fail) -> int:
-    match = _INTEGER.match(text)
-    if match is None or (match[1] and not signed):
-        raise fail(f"{name}={text} is not a number in range")
-    value = int(match[2])
-    if not low <= value <= high:
-        raise fail(f"{name}={text} is out of range {low}..{high}")
-    return -value if match[1] == "-" else value
-
-
-def _weekday(text: str, freq: str, weekno: bool, fail: _Fail) -> _rr.weekday:
-    match = _BYDAY.match(text)
-    if match is None:
-        raise fail(f"BYDAY {text!r} is not a weekday like MO, 1MO or -1FR")
-    day = _DAYS[match[3]]
-    if match[2] is None:
-        if match[1]:
-            raise fail(f"BYDAY {text!r} has a sign without a number")
-        return _rr.weekday(day)
-    number = int(match[2])
-    if freq not in ("MONTHLY", "YEARLY") or (freq == "YEARLY" and weekno):
-        raise fail(
-            f"BYDAY {text!r}: a numbered weekday needs FREQ=MONTHLY or YEARLY without BYWEEKNO"
-        )
-    if not 1 <= number <= (5 if freq == "MONTHLY" else 53):
-        raise fail(f"BYDAY {text!r} is out of range")
-    return _rr.weekday(day, -number if match[1] == "-" else number)

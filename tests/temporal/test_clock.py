@@ -124,20 +124,57 @@ def test_other_bounds_are_refused_naming_the_value(text: str) -> None:
         parse_query_bound(text)
 
 
+C = ClockRelation
 AS_OF = "2026-06-15T10:00:00Z"  # a Monday; 12:00 in Berlin
 TODAY = date(2026, 6, 15)
 
 
 # (value, due, state, occurrence span, validity, zone, expected): the first rule that applies wins.
 CLOCKS = [
-    ("undated", None, None, None, None, None, "UTC", ClockRelation.UNDATED),
-    ("undated beats overdue", None, "2026-01-01", "open", None, None, "UTC", ClockRelation.UNDATED),
-    ("overdue task", "2026-05-01", "2026-06-01", "open", None, None, "UTC", ClockRelation.OVERDUE),
-    ("overdue, no state", "2026-05-01", "2026-06-14", None, None, None, "UTC", ClockRelation.OVERDUE),
-    ("done is never overdue", "2026-05-01", "2026-06-01", "done", None, None, "UTC", ClockRelation.PAST),
-    ("cancelled", "2026-05-01", "2026-06-01", "cancelled", None, None, "UTC", ClockRelation.PAST),
-    ("due today is today", "2026-06-15", "2026-06-15", "open", None, None, "UTC", ClockRelation.TODAY),
-    ("due this month", "2026-06", "2026-06", "open", None, None, "UTC", ClockRelation.CURRENT_PERIOD),
+    ("undated", None, None, None, None, None, "UTC", C.UNDATED),
+    ("undated beats overdue", None, "2026-01-01", "open", None, None, "UTC", C.UNDATED),
+    ("overdue task", "2026-05-01", "2026-06-01", "open", None, None, "UTC", C.OVERDUE),
+    (
+        "overdue, no state",
+        "2026-05-01",
+        "2026-06-14",
+        None,
+        None,
+        None,
+        "UTC",
+        C.OVERDUE,
+    ),
+    (
+        "done is never overdue",
+        "2026-05-01",
+        "2026-06-01",
+        "done",
+        None,
+        None,
+        "UTC",
+        C.PAST,
+    ),
+    ("cancelled", "2026-05-01", "2026-06-01", "cancelled", None, None, "UTC", C.PAST),
+    (
+        "due today is today",
+        "2026-06-15",
+        "2026-06-15",
+        "open",
+        None,
+        None,
+        "UTC",
+        C.TODAY,
+    ),
+    (
+        "due this month",
+        "2026-06",
+        "2026-06",
+        "open",
+        None,
+        None,
+        "UTC",
+        C.CURRENT_PERIOD,
+    ),
     (
         "due instant passed",
         "2026-06-15",
@@ -146,7 +183,7 @@ CLOCKS = [
         None,
         None,
         "UTC",
-        ClockRelation.OVERDUE,
+        C.OVERDUE,
     ),  # fmt: skip
     (
         "instant today",
@@ -156,7 +193,7 @@ CLOCKS = [
         None,
         None,
         "Europe/Berlin",
-        ClockRelation.TODAY,
+        C.TODAY,
     ),  # fmt: skip
     (
         "instant tomorrow in Berlin",
@@ -166,7 +203,7 @@ CLOCKS = [
         None,
         None,
         "Europe/Berlin",
-        ClockRelation.FUTURE,
+        C.FUTURE,
     ),  # fmt: skip
     (
         "same instant today in UTC",
@@ -176,17 +213,17 @@ CLOCKS = [
         None,
         None,
         "UTC",
-        ClockRelation.TODAY,
+        C.TODAY,
     ),  # fmt: skip
-    ("day today", "2026-06-15", None, None, None, None, "Europe/Berlin", ClockRelation.TODAY),
+    ("day today", "2026-06-15", None, None, None, None, "Europe/Berlin", C.TODAY),
     # At 10:00Z it is already the 16th at +14 and still the 14th at -11.
-    ("day, +14", "2026-06-15", None, None, None, None, "Pacific/Kiritimati", ClockRelation.PAST),
-    ("day, -11", "2026-06-15", None, None, None, None, "Pacific/Pago_Pago", ClockRelation.FUTURE),
-    ("month", "2026-06", None, None, None, None, "UTC", ClockRelation.CURRENT_PERIOD),
-    ("year", "2026", None, None, None, None, "UTC", ClockRelation.CURRENT_PERIOD),
-    ("last year", "2025", None, None, None, None, "UTC", ClockRelation.PAST),
-    ("next month", "2026-07", None, None, None, None, "UTC", ClockRelation.FUTURE),
-    ("yesterday", "2026-06-14", None, None, None, None, "UTC", ClockRelation.PAST),
+    ("day, +14", "2026-06-15", None, None, None, None, "Pacific/Kiritimati", C.PAST),
+    ("day, -11", "2026-06-15", None, None, None, None, "Pacific/Pago_Pago", C.FUTURE),
+    ("month", "2026-06", None, None, None, None, "UTC", C.CURRENT_PERIOD),
+    ("year", "2026", None, None, None, None, "UTC", C.CURRENT_PERIOD),
+    ("last year", "2025", None, None, None, None, "UTC", C.PAST),
+    ("next month", "2026-07", None, None, None, None, "UTC", C.FUTURE),
+    ("yesterday", "2026-06-14", None, None, None, None, "UTC", C.PAST),
     (
         "ongoing event",
         "2026-06-14",
@@ -195,7 +232,7 @@ CLOCKS = [
         ("2026-06-14", "2026-06-17"),
         None,
         "UTC",
-        ClockRelation.ONGOING,
+        C.ONGOING,
     ),  # fmt: skip
     (
         "finished event",
@@ -205,9 +242,18 @@ CLOCKS = [
         ("2026-06-10", "2026-06-12"),
         None,
         "UTC",
-        ClockRelation.PAST,
+        C.PAST,
     ),  # fmt: skip
-    ("valid state", "2025-01-01", None, None, None, ("2025-01-01", None), "UTC", ClockRelation.ONGOING),
+    (
+        "valid state",
+        "2025-01-01",
+        None,
+        None,
+        None,
+        ("2025-01-01", None),
+        "UTC",
+        C.ONGOING,
+    ),
     (
         "expired state",
         "2025-01-01",
@@ -216,11 +262,11 @@ CLOCKS = [
         None,
         ("2025-01-01", "2026-06-15"),
         "UTC",
-        ClockRelation.PAST,
+        C.PAST,
     ),  # fmt: skip
-    ("instant earlier", "2026-06-15T09:00:00Z", None, None, None, None, "UTC", ClockRelation.TODAY),
-    ("instant before", "2026-06-14T23:59:59Z", None, None, None, None, "UTC", ClockRelation.PAST),
-    ("future instant", "2026-06-16T00:00:00Z", None, None, None, None, "UTC", ClockRelation.FUTURE),
+    ("instant earlier", "2026-06-15T09:00:00Z", None, None, None, None, "UTC", C.TODAY),
+    ("instant before", "2026-06-14T23:59:59Z", None, None, None, None, "UTC", C.PAST),
+    ("future instant", "2026-06-16T00:00:00Z", None, None, None, None, "UTC", C.FUTURE),
 ]
 
 

@@ -10,13 +10,8 @@ from dateutil import rrule as dateutil_rrule
 from hypothesis import given, settings, strategies as st
 
 from temporal import Occurrence, RecurrenceSet, note_dates, parse_date_value
-from temporal.recurrence import (
-    _DAYS,
-    MAX_STEPS,
-    _dateutil_walls,
-    _parse_rule,
-    _simple_walls,
-)
+from temporal.recurrence import MAX_STEPS, _dateutil_walls, _simple_walls
+from temporal.rrule import _DAYS, parse_rule
 from vault import InvalidRecurrence, parse_note
 
 NY = "America/New_York"
@@ -1127,7 +1122,7 @@ def test_simple_walls_equal_dateutil_walls(weekly, interval, byday, wkst, until,
         rule += f";WKST={wkst}"
     if until:
         rule += f";UNTIL={until:%Y%m%d}"
-    checked = _parse_rule(rule, floating=False)
+    checked = parse_rule(rule, floating=False)
     simple = list(itertools.islice(_simple_walls(start, checked), 300))
     assert simple == list(itertools.islice(_dateutil_walls(start, checked), 300))
     assert all(wall >= start for wall in simple)
