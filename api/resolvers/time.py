@@ -15,7 +15,7 @@ from api.types.time import (
     TimelineEntry,
     TimelineResult,
 )
-from temporal import Eligibility, TimelineGroup, TimeField
+from temporal import Eligibility, TimeField, TimelineGroup
 from vault import InvalidInput
 
 __all__ = ["chronicle_day", "chronicle_last_seen", "chronicle_since", "occurrences", "timeline"]
