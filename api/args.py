@@ -10,7 +10,14 @@ import re
 import temporal
 from vault import InvalidCursor, InvalidInput, SnapshotChanged
 
-__all__ = ["decode_cursor", "decode_offset", "encode_cursor", "page_size", "query_bound"]
+__all__ = [
+    "bound_us",
+    "decode_cursor",
+    "decode_offset",
+    "encode_cursor",
+    "page_size",
+    "query_bound",
+]
 
 
 def page_size(value: int, *, name: str = "first", limit: int = 100) -> int:
@@ -20,14 +27,23 @@ def page_size(value: int, *, name: str = "first", limit: int = 100) -> int:
     return value
 
 
-def query_bound(value: str | None, *, name: str, upper: bool = False) -> str | None:
-    """A `since`/`until` text, checked (the store parses it again)."""
-    if value is None:
-        return None
+def bound_us(value: str, *, name: str, upper: bool = False) -> int:
+    """A `since`/`until`/`asOf` text in microseconds (inclusive; a date-only upper bound ends
+    with its day).
+
+    Raises:
+        InvalidInput: not a bound, naming the argument.
+    """
     try:
-        temporal.parse_query_bound(value, upper=upper)
+        return temporal.parse_query_bound(value, upper=upper)
     except InvalidInput as exc:
         raise InvalidInput(f"Argument {name!r}: {exc}") from exc
+
+
+def query_bound(value: str | None, *, name: str, upper: bool = False) -> str | None:
+    """A `since`/`until` text, checked (the store parses it again)."""
+    if value is not None:
+        bound_us(value, name=name, upper=upper)
     return value
 
 

@@ -6,7 +6,6 @@ from temporal.changeset import snapshot_id
 from temporal.clock import (
     ClockRelation,
     LocalDay,
-    calendar_period,
     clock_sql,
     local_date,
     local_day,
@@ -106,7 +105,6 @@ __all__ = [
     "TimelineGroup",
     "TimelineQuery",
     "VaultConfig",
-    "calendar_period",
     "chronicle_day",
     "chronicle_since",
     "clock_sql",

@@ -14,17 +14,17 @@ from enum import Enum
 
 import pendulum
 
-from temporal.dates import DateValue, from_datetime, instant, timezone
+from temporal.dates import from_datetime, instant, timezone
 from vault import InvalidDate
 
 __all__ = [
     "ClockRelation",
     "LocalDay",
-    "calendar_period",
     "clock_sql",
     "local_date",
     "local_day",
     "parse_local_date",
+    "utc_date",
     "week_of",
 ]
 
@@ -104,11 +104,6 @@ def local_date(us: int, tz: str) -> date:
     return instant(us).astimezone(timezone(tz)).date()
 
 
-def calendar_period(value: DateValue) -> tuple[date, date]:
-    """The calendar dates `[first, past-last)` a day, month or year value covers."""
-    return _us_date(value.start_us), _us_date(value.end_us)
-
-
 def clock_sql(as_of_us: int, today: LocalDay) -> str:
     """The clock relation of a row at `as_of_us` as one SQL `CASE` (SPEC "Timeline").
 
@@ -153,6 +148,7 @@ def _date_us(day: date) -> int:
     return (day.toordinal() - 719_163) * _DAY_US
 
 
-def _us_date(us: int) -> date:
+def utc_date(us: int) -> date:
+    """The UTC calendar date of an instant: how a floating date is stored (its UTC midnight)."""
     # The exclusive end of year 9999 is past `date`'s range: its last day stands in for it.
     return date.fromordinal(min(us // _DAY_US + 719_163, date.max.toordinal()))

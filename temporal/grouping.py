@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 
-from temporal.clock import ClockRelation, local_date
+from temporal.clock import ClockRelation, local_date, utc_date
 from temporal.dates import DatePrecision, DateValue
 from temporal.records import RecordKind, RecordRef
 from temporal.rows import (
@@ -28,8 +28,6 @@ from temporal.rows import (
 from temporal.store import Reader, marks
 
 __all__ = ["by_source"]
-
-_DAY_US = 86_400_000_000
 
 
 def by_source(
@@ -148,11 +146,7 @@ def _local_dates(value: DateValue, stop: int, tz: str) -> tuple[date, date]:
     last_us = max(stop - 1, value.start_us)
     if value.precision is DatePrecision.INSTANT:
         return local_date(value.start_us, tz), local_date(last_us, tz)
-    return _utc_date(value.start_us), _utc_date(last_us)
-
-
-def _utc_date(us: int) -> date:
-    return date.fromordinal(min(us // _DAY_US + 719_163, date.max.toordinal()))
+    return utc_date(value.start_us), utc_date(last_us)
 
 
 def _in_range(row: Row, query: TimelineQuery) -> bool:

@@ -3,8 +3,7 @@ from __future__ import annotations
 import strawberry
 
 import graph
-import temporal
-from api.args import decode_cursor, encode_cursor, page_size, query_bound
+from api.args import decode_cursor, encode_cursor, page_size
 from api.context import Info
 from api.types.common import Count, PageInfo, RecordRef
 from api.types.records import LookupResult, Record, RecordConnection, RecordFilter, Status
@@ -47,16 +46,7 @@ def records(
     scopes = context.readable(flt.scope)
     snapshot = context.snapshot(scopes)
     key = decode_cursor(after, snapshot=snapshot) if after is not None else None
-    domain = temporal.RecordFilter(
-        kind=flt.kind,
-        type=context.type_name(flt.type),
-        tag=flt.tag,
-        lifecycle=flt.lifecycle or temporal.LifecycleFilter.ACTIVE,
-        scope=flt.scope,
-        time_field=flt.time_field or temporal.TimeField.OCCURRED_AT,
-        since=query_bound(flt.since, name="filter.since"),
-        until=query_bound(flt.until, name="filter.until", upper=True),
-    )
+    domain = flt.to_domain(context.type_name)
     found, total = context.reader().records(domain, scopes, first=size + 1, after=key)
     page = found[:size]
     more = len(found) > size

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import temporal
-from api.args import decode_offset, encode_cursor, page_size, query_bound
+from api.args import decode_offset, encode_cursor, page_size
 from api.context import Info
 from api.types.common import MatchMode, PageInfo
 from api.types.records import RecordFilter
@@ -27,16 +27,7 @@ def search(
     offset = 0
     if after is not None:
         offset = decode_offset(after, snapshot=snapshot, query="search")
-    domain = temporal.RecordFilter(
-        kind=flt.kind,
-        type=context.type_name(flt.type),
-        tag=flt.tag,
-        lifecycle=flt.lifecycle or temporal.LifecycleFilter.ACTIVE,
-        scope=flt.scope,
-        time_field=flt.time_field or temporal.TimeField.OCCURRED_AT,
-        since=query_bound(flt.since, name="filter.since"),
-        until=query_bound(flt.until, name="filter.until", upper=True),
-    )
+    domain = flt.to_domain(context.type_name)
     page = temporal.search_records(
         context.reader(),
         query,

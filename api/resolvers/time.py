@@ -3,7 +3,7 @@ from __future__ import annotations
 import strawberry
 
 import temporal
-from api.args import decode_offset, encode_cursor, page_size
+from api.args import bound_us, decode_offset, encode_cursor, page_size
 from api.context import Context, Info
 from api.types.common import PageInfo, RecordRef
 from api.types.time import (
@@ -46,7 +46,7 @@ def timeline(
     size = page_size(20 if first is None else first)
     tz = _zone(timezone)
     since_us, until_us = _range(since, until)
-    as_of_us = _bound(as_of, "asOf") if as_of is not None else None
+    as_of_us = bound_us(as_of, name="asOf") if as_of is not None else None
     field = time_field or TimeField.OCCURRED_AT
     grouping = group or TimelineGroup.NONE
     if grouping is TimelineGroup.SOURCE:
@@ -155,7 +155,7 @@ def chronicle_last_seen(
     tz = _zone(timezone)
     bound = context.now_us
     if occurred_on_or_before is not None:
-        bound = _bound(occurred_on_or_before, "occurredOnOrBefore", upper=True)
+        bound = bound_us(occurred_on_or_before, name="occurredOnOrBefore", upper=True)
     scopes = context.readable(scope)
     found = temporal.last_seen(
         context.reader(), str(entity), scopes, bound_us=bound, now_us=context.now_us, tz=tz
@@ -203,16 +203,9 @@ def _zone(name: str | None) -> str:
     return zone
 
 
-def _bound(text: str, name: str, *, upper: bool = False) -> int:
-    try:
-        return temporal.parse_query_bound(text, upper=upper)
-    except InvalidInput as exc:
-        raise InvalidInput(f"Argument {name!r}: {exc}") from exc
-
-
 def _range(since: str | None, until: str | None) -> tuple[int | None, int | None]:
-    since_us = _bound(since, "since") if since is not None else None
-    until_us = _bound(until, "until", upper=True) if until is not None else None
+    since_us = bound_us(since, name="since") if since is not None else None
+    until_us = bound_us(until, name="until", upper=True) if until is not None else None
     if since_us is not None and until_us is not None and since_us > until_us:
         raise InvalidInput(f"Argument 'since' ({since}) is after 'until' ({until})")
     return since_us, until_us

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Self
 
 import strawberry
 
 import temporal
+from api.args import query_bound
 from api.types.common import (
     Count,
     Coverage,
@@ -115,6 +117,19 @@ class RecordFilter:
     time_field: TimeField | None = temporal.TimeField.OCCURRED_AT
     since: str | None = None
     until: str | None = None
+
+    def to_domain(self, type_name: Callable[[str | None], str | None]) -> temporal.RecordFilter:
+        """The store's filter: defaults filled, bounds checked, the type's alias expanded."""
+        return temporal.RecordFilter(
+            kind=self.kind,
+            type=type_name(self.type),
+            tag=self.tag,
+            lifecycle=self.lifecycle or temporal.LifecycleFilter.ACTIVE,
+            scope=self.scope,
+            time_field=self.time_field or temporal.TimeField.OCCURRED_AT,
+            since=query_bound(self.since, name="filter.since"),
+            until=query_bound(self.until, name="filter.until", upper=True),
+        )
 
 
 @strawberry.type
