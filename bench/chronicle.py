@@ -11,11 +11,11 @@ on, one keep-alive connection), in one run; medians in milliseconds, one JSON ob
 from __future__ import annotations
 
 import argparse
+import functools
 import http.client
 import json
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,6 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import floors
 import generate
 
 from api.context import Context
@@ -93,33 +94,31 @@ def measure(vault: Path, state: Path, runs: int) -> dict[str, Any]:
         for name, query in queries(hub).items():
             # In-process runs, then HTTP runs of the same query: interleaving them would have
             # the server and this process evict each other's caches on every request.
-            in_process: list[float] = []
-            over_http: list[float] = []
-            total = None
-            for _ in range(runs):
-                context = Context(services, None, now_us())
-                t0 = time.perf_counter()
-                result = schema.execute_sync(query, context_value=context)
-                in_process.append(time.perf_counter() - t0)
-                context.close()
-                assert result.errors is None, result.errors
+            run = functools.partial(_in_process, services, schema, query)
+            local_ms = floors.median(run, runs) * 1000
             conn = _connect(port)  # uvicorn closes a keep-alive connection idle for 5 s
-            for _ in range(runs):
-                t0 = time.perf_counter()
-                body = _post(conn, query)
-                over_http.append(time.perf_counter() - t0)
-                assert "errors" not in body, body
-                total = next(iter(body["data"].values())).get("total")
+            http_ms = floors.median(functools.partial(_post, conn, query), runs) * 1000
+            body = _post(conn, query)
             out[name] = {
-                "total": total,
-                "in_process_ms": round(statistics.median(in_process) * 1000, 2),
-                "http_ms": round(statistics.median(over_http) * 1000, 2),
+                "total": next(iter(body["data"].values())).get("total"),
+                "in_process_ms": round(local_ms, 2),
+                "http_ms": round(http_ms, 2),
             }
     finally:
         server.terminate()
         server.wait(timeout=30)
         services.close()
     return out
+
+
+def _in_process(services: Services, schema: Any, query: str) -> None:
+    """One query through the schema over the app's services, in a request context of its own."""
+    context = Context(services, None, now_us())
+    try:
+        result = schema.execute_sync(query, context_value=context)
+    finally:
+        context.close()
+    assert result.errors is None, result.errors
 
 
 def _free_port() -> int:
@@ -146,6 +145,7 @@ def _post(conn: http.client.HTTPConnection, query: str) -> dict[str, Any]:
     conn.request("POST", "/graphql", payload, {"Content-Type": "application/json"})
     response = conn.getresponse()
     body: dict[str, Any] = json.loads(response.read())
+    assert "errors" not in body, body
     return body
 
 

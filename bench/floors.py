@@ -69,7 +69,7 @@ def stat_floor(vault: Path, *, runs: int = 1) -> float:
     def run() -> None:
         _walk(str(vault), lambda entry: entry.stat(follow_symlinks=False))
 
-    return _median(run, runs)
+    return median(run, runs)
 
 
 def read_hash_floor(vault: Path, *, runs: int = 1) -> float:
@@ -81,7 +81,7 @@ def read_hash_floor(vault: Path, *, runs: int = 1) -> float:
             with open(path, "rb") as file:
                 hashlib.sha256(file.read()).digest()
 
-    return _median(run, runs)
+    return median(run, runs)
 
 
 def frontmatter_floor(vault: Path, *, runs: int = 1) -> float:
@@ -99,7 +99,7 @@ def frontmatter_floor(vault: Path, *, runs: int = 1) -> float:
                 with contextlib.suppress(yaml.YAMLError):
                     yaml.load(block, Loader=yaml.CSafeLoader)
 
-    return _median(run, runs)
+    return median(run, runs)
 
 
 def insert_floor(rows: int, *, runs: int = 1) -> float:
@@ -125,7 +125,7 @@ def insert_floor(rows: int, *, runs: int = 1) -> float:
             finally:
                 db.close()
 
-    return _median(run, runs)
+    return median(run, runs)
 
 
 def peak_rss_mb() -> float:
@@ -228,10 +228,23 @@ def _row(index: int) -> tuple[str, ...]:
     )
 
 
-def _median(run: Callable[[], None], runs: int) -> float:
-    """Median wall-clock seconds of ``runs`` calls of ``run``."""
+def median(
+    run: Callable[[], object],
+    runs: int,
+    *,
+    before: Callable[[], object] | None = None,
+    warm: bool = False,
+) -> float:
+    """Median wall-clock seconds of ``runs`` calls of ``run`` (``before`` each, untimed).
+
+    Every benchmark times its steps with this; ``warm`` makes one untimed call first.
+    """
+    if warm:
+        run()
     times = []
     for _ in range(runs):
+        if before is not None:
+            before()
         start = time.perf_counter()
         run()
         times.append(time.perf_counter() - start)

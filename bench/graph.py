@@ -19,7 +19,6 @@ import gc
 import itertools
 import json
 import socket
-import statistics
 import sys
 import threading
 import time
@@ -28,8 +27,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import floors
 import httpx2
 import networkx as nx
 import uvicorn
@@ -54,13 +55,7 @@ PATHS = """query($from: ID!, $to: ID!) { paths(from: $from, to: $to, maxHops: 3)
 
 
 def median_ms(action: Callable[[], object], runs: int) -> float:
-    action()  # warm
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return round(statistics.median(times) * 1000, 3)
+    return round(floors.median(action, runs, warm=True) * 1000, 3)
 
 
 def raw_bfs(g: Any, seed: str, *, hops: int, fan_out: int, max_paths: int) -> int:

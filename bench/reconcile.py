@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
-import statistics
 import sys
 import tempfile
 import time
@@ -53,7 +52,7 @@ def measure(notes: int, runs: int) -> dict[str, object]:
             for k in ("floor_read_hash_s", "floor_frontmatter_s", "floor_insert_s")  # type: ignore[misc]
         )
         out["cold_over_floor_sum"] = out["cold_s"] / out["floor_sum_s"]  # type: ignore[operator]
-        out["no_change_scan_s"] = _median(lambda: rec.reconcile(now_us=2), runs)
+        out["no_change_scan_s"] = floors.median(lambda: rec.reconcile(now_us=2), runs)
         out["no_change_over_stat_floor"] = out["no_change_scan_s"] / out["floor_stat_s"]  # type: ignore[operator]
         target = sorted(vault.rglob("*.md"))[notes // 2]
         original = target.read_text()
@@ -63,12 +62,12 @@ def measure(notes: int, runs: int) -> dict[str, object]:
         def edit() -> None:
             target.write_text(original + f"\nedit {next(counter)}\n")
 
-        out["one_change_scan_s"] = _median(lambda: rec.reconcile(now_us=3), runs, before=edit)
+        out["one_change_scan_s"] = floors.median(lambda: rec.reconcile(now_us=3), runs, before=edit)
         watcher = Watcher(str(vault))
-        out["one_change_watched_s"] = _median(
+        out["one_change_watched_s"] = floors.median(
             lambda: rec.reconcile(now_us=4, paths=watcher.drain()), runs, before=edit
         )
-        out["no_change_watched_check_s"] = _median(lambda: watcher.drain(), runs * 20)
+        out["no_change_watched_check_s"] = floors.median(lambda: watcher.drain(), runs * 20)
         watcher.close()
         out["changed_path"] = rel
         store.close()
@@ -85,8 +84,8 @@ def _through_the_api(
     query = {"query": "{ records(first: 1) { total meta { snapshot } } }"}
     with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
         client.post("/graphql", json=query)
-        unchanged = _median(lambda: client.post("/graphql", json=query), runs * 4)
-        edited = _median(lambda: client.post("/graphql", json=query), runs, before=edit)
+        unchanged = floors.median(lambda: client.post("/graphql", json=query), runs * 4)
+        edited = floors.median(lambda: client.post("/graphql", json=query), runs, before=edit)
     return {"api_query_unchanged_s": unchanged, "api_edit_then_query_s": edited}
 
 
@@ -127,17 +126,6 @@ def same_rows_insert_floor(source: Path, target: Path) -> float:
     elapsed = time.perf_counter() - start
     dst.close()
     return elapsed
-
-
-def _median(action, runs: int, before=None) -> float:  # type: ignore[no-untyped-def]
-    times = []
-    for _ in range(runs):
-        if before is not None:
-            before()
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:

@@ -17,10 +17,8 @@ import argparse
 import functools
 import json
 import sqlite3
-import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -68,13 +66,13 @@ def measure(vault: Path, state: Path, notes: int, runs: int) -> dict[str, object
         for name, query in QUERIES.items():
             page = _search(reader, query)
             out[f"{name}_total"] = page.total
-            out[f"{name}_in_process_ms"] = 1000 * _median(
-                functools.partial(_search, reader, query), runs
+            out[f"{name}_in_process_ms"] = 1000 * floors.median(
+                functools.partial(_search, reader, query), runs, warm=True
             )
             # Floor: the bare FTS5 query that ranks the same matches (no filter, no join, no
             # snippets), in the same run.
             floor = functools.partial(_fts_floor, reader.conn, query)
-            out[f"{name}_fts_floor_ms"] = 1000 * _median(floor, runs)
+            out[f"{name}_fts_floor_ms"] = 1000 * floors.median(floor, runs, warm=True)
     start = time.perf_counter()
     with store.write() as conn:
         for statement in SEARCH_REBUILD:
@@ -87,8 +85,8 @@ def measure(vault: Path, state: Path, notes: int, runs: int) -> dict[str, object
             body = {"query": GQL, "variables": {"q": query}}
             answer = client.post("/graphql", json=body).json()
             assert answer["data"]["search"]["total"] == out[f"{name}_total"], answer
-            out[f"{name}_http_ms"] = 1000 * _median(
-                functools.partial(client.post, "/graphql", json=body), runs
+            out[f"{name}_http_ms"] = 1000 * floors.median(
+                functools.partial(client.post, "/graphql", json=body), runs, warm=True
             )
     out["peak_rss_mb"] = floors.peak_rss_mb()
     return out
@@ -109,16 +107,6 @@ def _fts_floor(conn: sqlite3.Connection, query: str) -> list[object]:
     expression = " AND ".join(f'"{t}"' for t in temporal.search_tokens(query))
     sql = "SELECT rowid FROM search WHERE search MATCH ? ORDER BY bm25(search, 8, 6, 1) LIMIT 20"
     return conn.execute(sql, (expression,)).fetchall()
-
-
-def _median(action: Callable[[], object], runs: int) -> float:
-    action()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:
