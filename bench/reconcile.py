@@ -96,8 +96,8 @@ def same_rows_insert_floor(source: Path, target: Path) -> float:
     """
     src = sqlite3.connect(source)
     tables = [
-        "files", "notes", "dates", "spans", "sources", "targets", "names", "issues", "seen",
-        "search_keys",
+        "files", "notes", "dates", "spans", "sources", "associations", "targets", "names", "issues",
+        "seen", "search_keys",
     ]  # fmt: skip
     schema = dict(src.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
     rows = {t: src.execute(f"SELECT * FROM {t}").fetchall() for t in tables}

@@ -26,6 +26,7 @@ from temporal.dates import DateValue
 from temporal.names import Resolution, normalize_name
 from temporal.records import note_dates
 from temporal.spans import span_rows
+from temporal.tables import ASSOCIATE
 from vault import Issue, Note, ParsedNote
 
 if TYPE_CHECKING:
@@ -404,9 +405,12 @@ class ChangeSet:
         scope_of = self.rec.config.scope_of
         conn.executemany("DELETE FROM issues WHERE path = ? AND origin = 'file'", removed)
         rewrite = [(p,) for p in sorted(set(self.rows) | {p for p, _ in self._undo})]
+        derived = [(p,) for p in sorted(self.derived | {p for p, _ in self._undo} | set(self.rows))]
+        # Whose associations may change: every path rewritten or re-derived, and the sources
+        # their claims and relationships name, before and after.
+        associated = {p for (p,) in derived} | _sources_of(conn, derived)
         conn.executemany("DELETE FROM targets WHERE path = ?", rewrite)
         conn.executemany("DELETE FROM sources WHERE path = ?", rewrite)
-        derived = [(p,) for p in sorted(self.derived | {p for p, _ in self._undo} | set(self.rows))]
         conn.executemany("DELETE FROM issues WHERE path = ? AND origin = 'derived'", derived)
         conn.executemany("INSERT INTO notes VALUES (" + ",".join("?" * 27) + ")", self._note_rows())
         conn.executemany("INSERT INTO dates VALUES (?, ?, ?, ?, ?, ?)", self._date_rows())
@@ -432,6 +436,11 @@ class ChangeSet:
         conn.executemany("UPDATE notes SET eligible = ? WHERE path = ?", eligibility)
         conn.executemany("UPDATE spans SET eligible = ? WHERE path = ?", eligibility)
         conn.executemany("UPDATE sources SET eligible = ? WHERE path = ?", eligibility)
+        again = json.dumps(sorted(associated | _sources_of(conn, derived)))
+        conn.execute(
+            "DELETE FROM associations WHERE path IN (SELECT value FROM json_each(?))", [again]
+        )
+        conn.execute(ASSOCIATE, {"paths": again})
         conn.executemany(
             "INSERT INTO issues VALUES (?, ?, ?, ?, ?, ?, 'derived', ?)",
             [(*row, scope_of(p)) for p in derived_paths for row in self._derived_issues(p)],
@@ -684,6 +693,12 @@ def _json(value: object) -> str:
     if isinstance(value, Mapping):
         value = dict(value)
     return json.dumps(value, default=str)
+
+
+def _sources_of(conn: sqlite3.Connection, paths: list[tuple[str]]) -> set[str]:
+    """The sources named by the claims and relationships among `paths` (table `sources`)."""
+    sql = "SELECT source FROM sources WHERE path IN (SELECT value FROM json_each(?))"
+    return {r[0] for r in conn.execute(sql, [json.dumps([p for (p,) in paths])])}
 
 
 def snapshot_id(digests: Mapping[str, int], scopes: Iterable[str] | None, fingerprint: str) -> str:

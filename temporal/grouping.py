@@ -12,15 +12,13 @@ from temporal.clock import ClockRelation, local_date, utc_date
 from temporal.dates import DatePrecision, DateValue
 from temporal.records import RecordKind, RecordRef
 from temporal.rows import (
-    SPANS,
     Eligibility,
     Row,
     Scan,
-    Sql,
     Timeline,
     TimelineQuery,
-    association_sql,
     build_entries,
+    entity_anchors,
     fetch_rows,
     note_body,
     record_details,
@@ -68,10 +66,10 @@ def by_source(
             [data],
         )
     }
-    # Every path these name is associated with the entity: read the anchors by that subquery.
-    assoc, params = association_sql(entities)
-    anchors = Sql(f"SELECT {SPANS} FROM spans WHERE path IN ({assoc}) AND idx = -1", params)
-    scan = Scan(anchors, scopes, lifecycles, valid_at=query.as_of_us if active else None)
+    # Every path these name is associated with the entity: read its anchors.
+    scan = Scan(
+        entity_anchors(entities), scopes, lifecycles, valid_at=query.as_of_us if active else None
+    )
     rows = {r.path: r for r in fetch_rows(reader, scan, clock)}
     by_source = {p: rows[p] for p in sorted(direct) if p in rows and rows[p].value is not None}
     notes: dict[str, list[str]] = {}

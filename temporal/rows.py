@@ -1,10 +1,10 @@
 """The rows of time queries: candidate queries over `spans`, the filters every row passes, and
 the compact rows that order, count and filter a result before its page is shown.
 
-An entity's rows are those of the paths associated with it (`association_sql`); a day, week
+An entity's rows are those of the paths associated with it (table `associations`); a day, week
 or range is one index range per width tier of `spans` (`window_sql`); another time field than
 `occurred_at` values the anchor rows by `dates` (`BY_DATE`). A hub's timeline holds thousands of
-rows: they stay raw tuples (`raw_rows`), and only a page becomes `Row`s with their values.
+rows: they stay in SQLite or raw tuples (temporal/listing.py), and only a page becomes `Row`s.
 """
 
 from __future__ import annotations
@@ -191,14 +191,6 @@ PATH, LIFECYCLE, SOURCE_EVENT, RECURRING, MORE, CLOCK = 0, 5, 6, 7, 8, 9
 Raw = tuple[Any, ...]
 
 
-def raw_rows(reader: Reader, scan: Scan, clock: str, *, descending: bool = False) -> list[Raw]:
-    """Every row of a scan, raw, ordered by (start, id, index, scope)."""
-    sql, params = scan.sql(f"{ROW}, {clock}")
-    way = "DESC" if descending else "ASC"
-    sql += f" ORDER BY c.start {way}, c.id {way}, c.idx {way}, c.scope {way}"
-    return reader.run(sql, params).fetchall()
-
-
 def fetch_rows(reader: Reader, scan: Scan, clock: str) -> list[Row]:
     """Every row of a (small) scan, ordered, with its value."""
     sql, params = scan.sql(f"{ROW}, {clock}, c.vend, c.stop, c.text, c.precision")
@@ -259,23 +251,35 @@ def window_sql(lo: int | None, hi: int | None, exact: str) -> Sql:
 def candidate_sql(query: TimelineQuery, entities: Sequence[str] | None) -> Sql:
     """Rows with a value in the time field, inside the query's range, of the entity if any."""
     since, until = query.since_us, query.until_us
-    exact = overlap_sql(since, until)
-    assoc, params = association_sql(entities) if entities is not None else ("", [])
     if query.time_field is TimeField.OCCURRED_AT:
         # A closed range expands recurrences; an open one reads anchors (SPEC "Recurrence").
         closed = since is not None and until is not None
-        exact += " AND (c.recurring = 0 OR c.idx >= 0)" if closed else " AND c.idx = -1"
+        rows = " AND (c.recurring = 0 OR c.idx >= 0)" if closed else " AND c.idx = -1"
         if entities is None:
-            return window_sql(since, until, exact)
-        sql = f"SELECT * FROM (SELECT {SPANS} FROM spans WHERE path IN ({assoc})) c"
-        return Sql(f"{sql} WHERE {exact} AND c.start IS NOT NULL", params)
+            return window_sql(since, until, overlap_sql(since, until) + rows)
+        # The entity's anchors are one range of `associations`; occurrences are in `spans`.
+        anchors = entity_anchors(entities)
+        sql, params = anchors.sql, anchors.params
+        if closed:
+            assoc, more = association_sql(entities)
+            sql += (
+                f" UNION ALL SELECT {SPANS} FROM spans WHERE path IN ({assoc} AND recurring = 1)"
+                " AND idx >= 0"
+            )
+            params = [*params, *more]
+        exact = overlap_sql(since, until) + rows
+        return Sql(f"SELECT * FROM ({sql}) c WHERE {exact} AND c.start IS NOT NULL", params)
+    exact = overlap_sql(since, until)
+    assoc, head = association_sql(entities) if entities is not None else ("", [])
     source = f"{BY_DATE} FROM dates d JOIN spans a ON a.path = d.path AND a.idx = -1"
     source += " WHERE d.field = ?"
-    head: list[object] = [query.time_field.value]
     if entities is not None:
         source += f" AND d.path IN ({assoc})"
-        head += params
-    return Sql(f"SELECT * FROM ({source}) c WHERE {exact}", head, query.time_field)
+    return Sql(
+        f"SELECT * FROM ({source}) c WHERE {exact}",
+        [query.time_field.value, *head],
+        query.time_field,
+    )
 
 
 def overlap_sql(since: int | None, until: int | None) -> str:
@@ -321,22 +325,22 @@ def entity_paths(
 
 
 def association_sql(entities: Sequence[str]) -> tuple[str, list[object]]:
-    """A subquery of the paths associated with the entities, and its parameters.
-
-    `entities`, `owner`, relationship endpoints and claim subjects that resolve to an entity,
-    and the sources of its eligible claims and relationships (table `sources`); never body
-    links (co-mentions), never the entity itself.
-    """
+    """A subquery of the paths associated with the entities (`tables.ASSOCIATE`), and its
+    parameters; never the entities themselves."""
     among = marks(entities)
-    # UNION ALL: the IN (...) that reads this subquery keeps each path once anyway.
-    sql = (
-        f"SELECT path FROM targets WHERE resolved_path IN ({among})"
-        " AND field IN ('entities', 'owner', 'from', 'to', 'subject')"
-        f" AND path NOT IN ({among})"
-        " UNION ALL SELECT source FROM sources"
-        f" WHERE entity IN ({among}) AND eligible = 1 AND source NOT IN ({among})"
+    sql = f"SELECT path FROM associations WHERE entity IN ({among}) AND path NOT IN ({among})"
+    return sql, [*entities, *entities]
+
+
+def entity_anchors(entities: Sequence[str]) -> Sql:
+    """The anchor rows of the paths associated with the entities, each once."""
+    among = marks(entities)
+    unique = "DISTINCT " if len(entities) > 1 else ""  # a path associated with several
+    return Sql(
+        f"SELECT {unique}{SPANS} FROM associations"
+        f" WHERE entity IN ({among}) AND path NOT IN ({among})",
+        [*entities, *entities],
     )
-    return sql, [*entities, *entities, *entities, *entities]
 
 
 def build_entries(reader: Reader, rows: Sequence[Row], query: TimelineQuery) -> list[Entry]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite_utils
 
 __all__ = [
+    "ASSOCIATE",
     "FINGERPRINT",
     "MIGRATIONS",
     "PROJECTION_DDL",
@@ -21,7 +22,7 @@ __all__ = [
     "SEARCH_TRIGGERS",
 ]
 
-FINGERPRINT = "almanac-state-15"
+FINGERPRINT = "almanac-state-16"
 
 PROJECTION_TABLES = (
     "files",
@@ -29,6 +30,7 @@ PROJECTION_TABLES = (
     "dates",
     "spans",
     "sources",
+    "associations",
     "targets",
     "names",
     "issues",
@@ -104,6 +106,18 @@ WHERE n.kind = 'relationship' AND n.valid = 1;
 CREATE TABLE sources (
     path TEXT NOT NULL, entity TEXT NOT NULL, source TEXT NOT NULL, eligible INTEGER NOT NULL
 );
+-- What an entity's timeline reads: each path associated with an entity (ASSOCIATE) with a copy
+-- of its anchor row, clustered by entity, so a hub's thousands of rows are one range of the table.
+CREATE TABLE associations (
+    entity TEXT NOT NULL, path TEXT NOT NULL, idx INTEGER NOT NULL, start INTEGER, vend INTEGER,
+    stop INTEGER, text TEXT, precision TEXT, tier INTEGER NOT NULL, recurring INTEGER NOT NULL,
+    more INTEGER NOT NULL, id TEXT NOT NULL, scope TEXT NOT NULL, type TEXT NOT NULL,
+    lifecycle TEXT NOT NULL, eligible INTEGER NOT NULL, source_event INTEGER NOT NULL,
+    due_start INTEGER, due_end INTEGER, due_instant INTEGER, open INTEGER NOT NULL,
+    occ_start INTEGER, occ_stop INTEGER, occ_floating INTEGER, valid_from INTEGER,
+    valid_until INTEGER,
+    PRIMARY KEY (entity, path)
+) WITHOUT ROWID;
 CREATE TABLE names (path TEXT NOT NULL, key TEXT NOT NULL, source TEXT NOT NULL);
 CREATE TABLE issues (
     path TEXT NOT NULL, line INTEGER, field TEXT, code TEXT NOT NULL, message TEXT NOT NULL,
@@ -146,6 +160,10 @@ PROJECTION_INDEXES = (
     "CREATE INDEX spans_range ON spans (tier, start)",
     "CREATE INDEX sources_entity ON sources (entity, eligible, source)",
     "CREATE INDEX sources_path ON sources (path)",
+    "CREATE INDEX sources_source ON sources (source)",
+    "CREATE INDEX associations_path ON associations (path)",
+    # A page of an entity's timeline: its first rows in order, without sorting them all.
+    "CREATE INDEX associations_order ON associations (entity, start, id, idx, scope)",
     "CREATE INDEX spans_more ON spans (start) WHERE more = 1",
     "CREATE UNIQUE INDEX targets_path ON targets (path, field, ord)",
     "CREATE INDEX targets_lower ON targets (key_lower)",
@@ -197,6 +215,22 @@ SEARCH_TRIGGERS = {
         f"AFTER UPDATE OF title, aliases, body ON notes BEGIN {_SEARCH_DELETE} {_SEARCH_INSERT} END"
     ),
 }
+
+# The rows of `associations` for the paths of a JSON list: a path is associated with the entities
+# its `entities`, `owner`, `from`, `to` and `subject` resolve to, and with those its eligible
+# claims and relationships are about when it is their `source`; never with itself. Body links
+# (co-mentions) are not associations.
+ASSOCIATE = """
+INSERT OR IGNORE INTO associations
+SELECT a.entity, s.* FROM (
+    SELECT resolved_path AS entity, path FROM targets
+    WHERE path IN (SELECT value FROM json_each(:paths)) AND resolved_path <> path
+      AND field IN ('entities', 'owner', 'from', 'to', 'subject')
+    UNION ALL
+    SELECT entity, source FROM sources
+    WHERE source IN (SELECT value FROM json_each(:paths)) AND eligible = 1 AND source <> entity
+) a JOIN spans s ON s.path = a.path AND s.idx = -1
+"""
 
 MIGRATIONS = sqlite_utils.Migrations("almanac")
 

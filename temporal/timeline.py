@@ -11,8 +11,6 @@ current record after the direct matches) and builds full entries for one page on
 
 from __future__ import annotations
 
-import json
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
@@ -20,32 +18,23 @@ from datetime import date
 from temporal.clock import ClockRelation, LocalDay, clock_sql, local_date, local_day
 from temporal.dates import DatePrecision, DateValue, instant, timezone
 from temporal.grouping import by_source
+from temporal.listing import Listing, listing, stand_in
 from temporal.records import Record, RecordRef, TimeField
 from temporal.recurrence import Occurrence, RecurrenceSet
 from temporal.rows import (
-    CLOCK,
-    LIFECYCLE,
-    MORE,
-    PATH,
-    RECURRING,
-    SOURCE_EVENT,
     SPANS,
     Eligibility,
     Entry,
-    Raw,
     Row,
     Scan,
     Sql,
     Timeline,
     TimelineGroup,
     TimelineQuery,
-    anchor_sql,
     association_sql,
     build_entries,
     candidate_sql,
     entity_paths,
-    fetch_rows,
-    raw_rows,
     show_values,
     window_sql,
 )
@@ -114,22 +103,27 @@ def timeline(
         query.kind,
         valid_at=query.as_of_us if active else None,
     )
-    raw = raw_rows(reader, scan, clock, descending=query.descending)
     occurrence_time = query.time_field is TimeField.OCCURRED_AT
     # A stand-in is a claim: a query for one type (a meeting, say) keeps its own records.
-    stand_in = occurrence_time and query.kind is None
-    valid_at = scan.valid_at
-    if stand_in:
-        raw = _drop_standing(reader, raw, scopes, entities or (), valid_at)
-    direct, after = _replace_superseded(reader, raw, scan, clock, query, active)
+    stand_ins = occurrence_time and query.kind is None
+    found = listing(
+        reader,
+        scan,
+        clock,
+        descending=query.descending,
+        stand_ins=stand_ins,
+        active=active,
+        entities=entities or (),
+        field=query.time_field,
+    )
     bounds = (query.since_us, query.until_us) if occurrence_time else None
-    degraded = _recurrence_degraded(reader, direct, scan, bounds, entities)
-    page = _page(direct, after, offset, first)
+    degraded = _recurrence_degraded(reader, found, bounds, entities)
+    page = found.page(offset, first)
     show_values(reader, scan.candidates, page)
-    if stand_in:
-        _stand_in(reader, page, scopes, entities or (), valid_at, clock)
+    if stand_ins:
+        stand_in(reader, page, scopes, entities or (), scan.valid_at, clock)
     local = local_date(as_of, query.tz)
-    return _result(reader, direct, after, page, query, as_of, local, offset, degraded)
+    return _result(reader, found, page, query, as_of, local, offset, degraded)
 
 
 def chronicle_day(
@@ -205,13 +199,13 @@ def last_seen(
     )
     clock = clock_sql(now_us, local_day(local_date(now_us, tz), tz))
     scan = Scan(candidates, scopes, ["active"])
-    raw = _drop_standing(
-        reader, raw_rows(reader, scan, clock, descending=True), scopes, paths, None
+    found = listing(
+        reader, scan, clock, descending=True, stand_ins=True, active=False, entities=paths
     )
-    if not raw:
+    rows = found.page(0, 1)
+    if not rows:
         return LastSeen(None, "no_dated_association")
-    rows = [Row(*raw[0])]
-    _stand_in(reader, rows, scopes, paths, None, clock)
+    stand_in(reader, rows, scopes, paths, None, clock)
     show_values(reader, candidates, rows)
     query = TimelineQuery(entity=entity, include_sources=True, tz=tz)
     return LastSeen(build_entries(reader, rows[:1], query)[0], None)
@@ -268,155 +262,6 @@ def _expand(
     return [Occurrence(0, anchor.start_us, stop, local, floating)], False
 
 
-# -- candidates -----------------------------------------------------------------------------
-
-
-# -- replacements ---------------------------------------------------------------------------
-
-
-def _drop_standing(
-    reader: Reader,
-    rows: list[Raw],
-    scopes: Sequence[str],
-    entities: Sequence[str],
-    valid_at: int | None,
-) -> list[Raw]:
-    """Rows without the `source_event` claims that stand for a source in the result."""
-    claims = [r[PATH] for r in rows if r[SOURCE_EVENT]]
-    if not claims:
-        return rows
-    sources = {
-        r[0]
-        for r in reader.run(
-            "SELECT resolved_path FROM targets WHERE field = 'source'"
-            " AND path IN (SELECT value FROM json_each(?))",
-            [json.dumps(claims)],
-        )
-    }
-    found = sources & {r[PATH] for r in rows}
-    gone = set(_chosen(reader, found, scopes, entities, valid_at).values())
-    return [r for r in rows if r[PATH] not in gone] if gone else rows
-
-
-def _stand_in(
-    reader: Reader,
-    page: Sequence[Row],
-    scopes: Sequence[str],
-    entities: Sequence[str],
-    valid_at: int | None,
-    clock: str,
-) -> None:
-    """Let `source_event` claims stand for the source meetings of a page (SPEC "Timeline")."""
-    chosen = _chosen(reader, {r.path for r in page}, scopes, entities, valid_at)
-    if not chosen:
-        return
-    scan = Scan(anchor_sql(chosen.values()), scopes, ["active"], valid_at=valid_at)
-    claims = {r.path: r for r in fetch_rows(reader, scan, clock)}
-    for row in page:
-        row.standing = claims.get(chosen.get(row.path, ""))
-
-
-def _chosen(
-    reader: Reader,
-    sources: set[str],
-    scopes: Sequence[str],
-    entities: Sequence[str],
-    valid_at: int | None,
-) -> dict[str, str]:
-    """The `source_event` claim standing for each of `sources` that has one.
-
-    Several claims for one source: the one about the entity, then the smallest id. Under an
-    `asOf` validity filter, only claims valid then stand in.
-    """
-    if not sources:
-        return {}
-    about = set()
-    if entities:
-        about = {
-            r[0]
-            for r in reader.run(
-                "SELECT path FROM targets WHERE field = 'subject'"
-                f" AND resolved_path IN ({marks(entities)})",
-                list(entities),
-            )
-        }
-    sql = (
-        "SELECT s.resolved_path, s.path, a.id FROM targets s"
-        " JOIN spans a ON a.path = s.path AND a.idx = -1"
-        " WHERE s.field = 'source' AND s.resolved_path IN (SELECT value FROM json_each(?))"
-        " AND a.source_event = 1 AND a.eligible = 1 AND a.lifecycle = 'active'"
-        f" AND a.scope IN ({marks(scopes)})"
-    )
-    if valid_at is not None:
-        a = int(valid_at)
-        sql += f" AND coalesce(a.valid_from <= {a}, 1) AND coalesce({a} < a.valid_until, 1)"
-    found: dict[str, list[tuple[int, str, str]]] = {}
-    for source, path, claim_id in reader.run(sql, [json.dumps(sorted(sources)), *scopes]):
-        found.setdefault(source, []).append((int(path not in about), claim_id, path))
-    return {source: min(options)[2] for source, options in found.items()}
-
-
-def _replace_superseded(
-    reader: Reader,
-    rows: list[Raw],
-    scan: Scan,
-    clock: str,
-    query: TimelineQuery,
-    active: bool,
-) -> tuple[list[Raw], list[Row]]:
-    """The direct matches, and after them the current records of superseded matches.
-
-    Only an `ACTIVE` query replaces (each current record once); one that includes inactive
-    records lists superseded ones among the direct matches. A chain that reaches a missing,
-    withdrawn or filtered-out record, or loops, gives nothing; a current record that is a
-    direct match is not listed twice (SPEC section 3).
-    """
-    if not active:
-        return rows, []
-    superseded = [Row(*r) for r in rows if r[LIFECYCLE] != "active"]
-    if not superseded:
-        return rows, []
-    direct = [r for r in rows if r[LIFECYCLE] == "active"]
-    listed = {r[PATH] for r in direct}
-    out: list[Row] = []
-    for row in superseded:
-        current = _follow(reader, row.path, scan, clock, query.time_field)
-        if current is None or current.path in listed:
-            continue
-        listed.add(current.path)
-        current.via = row
-        out.append(current)
-    return direct, out
-
-
-def _page(direct: list[Raw], after: list[Row], offset: int, first: int) -> list[Row]:
-    """Rows `offset` to `offset + first` of the direct matches followed by the replacements."""
-    page = [Row(*r) for r in direct[offset : offset + first]]
-    start = max(0, offset - len(direct))
-    return page + after[start : start + first - len(page)]
-
-
-def _follow(reader: Reader, path: str, scan: Scan, clock: str, field: TimeField) -> Row | None:
-    """The active record at the end of `path`'s `superseded_by` chain, if it passes `scan`."""
-    seen = {path}
-    while True:
-        found = reader.run(
-            "SELECT resolved_path FROM targets WHERE path = ? AND field = 'superseded_by'",
-            [path],
-        ).fetchone()
-        if found is None or found[0] is None or found[0] in seen:
-            return None
-        path = found[0]
-        seen.add(path)
-        step = replace(scan, candidates=anchor_sql([path], field))
-        rows = fetch_rows(reader, step, clock)
-        if not rows:
-            return None
-        if rows[0].lifecycle == "active":
-            # Rows are records with a value in the time field: one without none stands in.
-            return rows[0] if rows[0].start is not None else None
-
-
 # -- results --------------------------------------------------------------------------------
 
 
@@ -433,22 +278,19 @@ def _chronicle(
 ) -> Timeline:
     clock = clock_sql(now_us, local_day(local_date(now_us, query.tz), query.tz))
     scan = Scan(candidates, scopes, ["active", "superseded"], query.kind)
-    raw = raw_rows(reader, scan, clock)
-    if query.kind is None:
-        raw = _drop_standing(reader, raw, scopes, (), None)
-    direct, after = _replace_superseded(reader, raw, scan, clock, query, True)
-    degraded = _recurrence_degraded(reader, direct, scan, bounds, None)
-    page = _page(direct, after, offset, first)
+    stand_ins = query.kind is None
+    found = listing(reader, scan, clock, stand_ins=stand_ins, active=True)
+    degraded = _recurrence_degraded(reader, found, bounds, None)
+    page = found.page(offset, first)
     show_values(reader, scan.candidates, page)
-    if query.kind is None:
-        _stand_in(reader, page, scopes, (), None, clock)
-    return _result(reader, direct, after, page, query, now_us, on, offset, degraded)
+    if stand_ins:
+        stand_in(reader, page, scopes, (), None, clock)
+    return _result(reader, found, page, query, now_us, on, offset, degraded)
 
 
 def _result(
     reader: Reader,
-    direct: list[Raw],
-    after: list[Row],
+    found: Listing,
     page: list[Row],
     query: TimelineQuery,
     as_of: int,
@@ -456,9 +298,7 @@ def _result(
     offset: int,
     degraded: set[str],
 ) -> Timeline:
-    counts = Counter(r[CLOCK] for r in direct)
-    counts.update(r.clock for r in after)
-    total = len(direct) + len(after)
+    counts, total = found.counts, found.total
     end = offset + len(page)
     return Timeline(
         entries=build_entries(reader, page, query),
@@ -473,8 +313,7 @@ def _result(
 
 def _recurrence_degraded(
     reader: Reader,
-    rows: Sequence[Raw],
-    scan: Scan,
+    found: Listing,
     bounds: tuple[int | None, int | None] | None,
     entities: Sequence[str] | None,
 ) -> set[str]:
@@ -487,11 +326,12 @@ def _recurrence_degraded(
         return set()  # an unbounded query returns the anchors, as it says it does
     since, until = bounds
     if since is None or until is None:
-        return {"recurrence_unbounded"} if any(r[RECURRING] for r in rows) else set()
-    if any(r[MORE] for r in rows):
+        return {"recurrence_unbounded"} if found.recurring else set()
+    if found.more:
         return {"recurrence_truncated"}
     # Sets that go on past their materialised occurrences are rare: find them by the partial
     # index first, then check they are within the query's reach.
+    scan = found.scan
     sql = (
         "SELECT path FROM spans WHERE more = 1 AND start <= ? AND eligible = 1"
         f" AND scope IN ({marks(scan.scopes)})"

@@ -13,7 +13,17 @@ import pytest
 import temporal
 
 NOW = 1_800_000_000_000_000
-TABLES = ("notes", "dates", "spans", "sources", "targets", "edges", "names", "issues")
+TABLES = (
+    "notes",
+    "dates",
+    "spans",
+    "sources",
+    "associations",
+    "targets",
+    "edges",
+    "names",
+    "issues",
+)
 
 NOTES = {
     "people/ada.md": "---\ntype: person\naliases: [Ada L]\n---\n# Ada Lopez\nWorks with [[Bob]].\n",
@@ -26,6 +36,9 @@ NOTES = {
     "claims/c1.md": (
         "---\ntype: claim\nsubject: '[[Bob]]'\nsource: meetings/m1\n---\nBob said so.\n"
     ),
+    "claims/c0.md": "---\ntype: claim\nsubject: people/bob\nsource: meetings/m0\n---\nNoted.\n",
+    "meetings/m0.md": "---\ntype: meeting\noccurred_at: 2024-02-01\n---\n# Intro\n",
+    "meetings/m3.md": "---\ntype: meeting\noccurred_at: 2024-02-03\n---\n# Retro\n",
     "meetings/m1.md": (
         "---\ntype: meeting\noccurred_at: 2024-03-01T10:00:00+01:00\n"
         "entities: [people/ada, '[[Bob]]']\n---\n# Kickoff\n"
@@ -82,6 +95,18 @@ MUTATIONS = [
         "withdraw-endpoint",
         lambda r: (r / "orgs/acme.md").write_text(
             "---\ntype: organization\nlifecycle: withdrawn\n---\n# Acme\n"
+        ),
+    ),
+    (
+        "move-claim-source",
+        lambda r: (r / "claims/c0.md").write_text(
+            NOTES["claims/c0.md"].replace("meetings/m0", "meetings/m3")
+        ),
+    ),
+    (
+        "withdraw-claim-subject",
+        lambda r: (r / "people/bob.md").write_text(
+            NOTES["people/bob.md"].replace("title: Bob", "title: Bob\nlifecycle: withdrawn")
         ),
     ),
     ("rename", lambda r: os.rename(r / "people/bob.md", r / "people/robert.md")),
@@ -155,6 +180,12 @@ def test_random_edit_sequences_match_clean_rebuild(tmp_path: Path) -> None:
             fields = [f"type: {kind}", f"title: {rng.choice(names)}"]
             if kind == "claim":
                 fields.append(f"subject: {rng.choice(names)}")
+            if kind in ("claim", "relationship") and rng.random() < 0.6:
+                fields.append(f"source: {rng.choice(names)}")
+            if rng.random() < 0.5:
+                fields.append(f"occurred_at: 2024-03-{rng.randint(1, 28):02d}")
+            if rng.random() < 0.3:
+                fields.append(f"entities: [{rng.choice(names)}, {rng.choice(names)}]")
             if kind == "relationship":
                 fields += [
                     f"from: {rng.choice(names)}",

@@ -1,0 +1,293 @@
+"""The direct matches of a time query, in order, and the rows that take another row's place.
+
+A hub's timeline matches thousands of rows, of which one page is shown. Most rows are
+*ordinary* (active, nothing stands in for them or in their place): they stay in SQLite, which
+counts them by clock relation and reads one page of them. The *rare* rest is read whole and
+settled in Python: `source_event` claims, which stand for their source meeting (SPEC
+"Timeline") and leave the list when they do, and, in an `ACTIVE` query, superseded records,
+which give way to their current records listed after the direct matches (SPEC section 3).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from temporal.records import TimeField
+from temporal.rows import (
+    CLOCK,
+    LIFECYCLE,
+    MORE,
+    PATH,
+    RECURRING,
+    ROW,
+    SOURCE_EVENT,
+    Raw,
+    Row,
+    Scan,
+    anchor_sql,
+    fetch_rows,
+)
+from temporal.store import Reader, marks
+
+__all__ = ["Listing", "listing", "stand_in"]
+
+# An ordinary row in the order of every listing; keys compare as SQLite orders them.
+ORDER = "c.start {0}, c.id {0}, c.idx {0}, c.scope {0}"
+
+
+def _key(row: Raw) -> tuple[int, str, int, str]:
+    return (row[2], row[3], row[1], row[4])  # start, id, idx, scope (temporal.rows.ROW)
+
+
+@dataclass(slots=True)
+class Listing:
+    """The direct matches of a scan (ordinary rows in SQLite, rare ones here) and after them
+    the replacements of superseded matches."""
+
+    reader: Reader
+    scan: Scan
+    clock: str
+    descending: bool
+    ordinary: str  # the SQL condition of an ordinary row
+    rare: list[Raw]  # the rare direct matches, ordered
+    after: list[Row]
+    ordinary_count: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+    recurring: bool = False  # a direct match is recurring
+    more: bool = False  # a direct match goes on past its materialised occurrences
+
+    @property
+    def direct(self) -> int:
+        return self.ordinary_count + len(self.rare)
+
+    @property
+    def total(self) -> int:
+        return self.direct + len(self.after)
+
+    def page(self, offset: int, first: int) -> list[Row]:
+        """Rows `offset` to `offset + first` of the direct matches, then the replacements."""
+        rows = [Row(*r) for r in self._direct(offset, first)]
+        start = max(0, offset - self.direct)
+        return rows + self.after[start : start + first - len(rows)]
+
+    def _direct(self, offset: int, first: int) -> list[Raw]:
+        n, rare = self.ordinary_count, self.rare
+        if not rare:
+            return self._ordinary(offset, first)
+        # An ordinary row's place is its rank among the ordinary rows plus the rare rows before
+        # it, so ordinary rows [lo, hi) and the rare rows among them cover the page.
+        lo, hi = max(0, offset - len(rare)), min(n, offset + first)
+        if lo >= hi:  # no ordinary row is on the page
+            return rare[offset - n : offset - n + first]
+        window = self._ordinary(lo, hi - lo)
+        # The rare rows are ordered too: those before the window, among it, and after it.
+        head, last = _key(window[0]), _key(window[-1])
+        if self.descending:
+            i = sum(1 for r in rare if _key(r) > head)
+            j = len(rare) - sum(1 for r in rare if _key(r) < last)
+        else:
+            i = sum(1 for r in rare if _key(r) < head)
+            j = len(rare) - sum(1 for r in rare if _key(r) > last)
+        ahead, inside, beyond = rare[:i], rare[i:j], rare[j:]
+        merged = sorted(window + inside, key=_key, reverse=self.descending)
+        if hi == n:  # the last ordinary rows: every rare row after them follows
+            merged += beyond
+        base = lo + len(ahead) if lo else 0
+        if not lo:
+            merged = ahead + merged
+        return merged[offset - base : offset - base + first]
+
+    def _ordinary(self, offset: int, first: int) -> list[Raw]:
+        sql, params = self.scan.sql(f"{ROW}, {self.clock}")
+        way = "DESC" if self.descending else "ASC"
+        sql += f" AND {self.ordinary} ORDER BY {ORDER.format(way)} LIMIT ? OFFSET ?"
+        return self.reader.run(sql, [*params, first, offset]).fetchall()
+
+
+def listing(
+    reader: Reader,
+    scan: Scan,
+    clock: str,
+    *,
+    descending: bool = False,
+    stand_ins: bool,
+    active: bool,
+    entities: Sequence[str] = (),
+    field: TimeField = TimeField.OCCURRED_AT,
+) -> Listing:
+    """The matches of `scan`: `stand_ins` lets `source_event` claims stand for their sources,
+    `active` replaces superseded matches by their current records (`entities` and `field` are
+    the query's, for both)."""
+    rare_sql = " OR ".join(
+        (["c.source_event = 1"] if stand_ins else [])
+        + (["c.lifecycle <> 'active'"] if active else [])
+    )
+    found = Listing(reader, scan, clock, descending, f"NOT ({rare_sql or 0})", [], [])
+    sql, params = scan.sql(
+        f"{clock} AS k, {found.ordinary} AS o, count(*), max(c.recurring), max(c.more)"
+    )
+    rare = 0
+    for clock_value, ordinary, count, recurring, more in reader.run(f"{sql} GROUP BY k, o", params):
+        if not ordinary:
+            rare += count
+            continue
+        found.counts[clock_value] += count
+        found.ordinary_count += count
+        found.recurring |= bool(recurring)
+        found.more |= bool(more)
+    if rare:
+        # Few: read whole (by the table's own order, not an index and a probe per row), sorted here.
+        sql, params = scan.sql(f"{ROW}, {clock}")
+        found.rare = sorted(
+            reader.run(f"{sql} AND NOT {found.ordinary}", params), key=_key, reverse=descending
+        )
+    if stand_ins:
+        found.rare = _drop_standing(reader, found.rare, scan, entities)
+    if active:
+        superseded = [Row(*r) for r in found.rare if r[LIFECYCLE] != "active"]
+        found.rare = [r for r in found.rare if r[LIFECYCLE] == "active"]
+        found.after = _replacements(reader, superseded, found, field)
+    found.counts.update(r[CLOCK] for r in found.rare)
+    found.counts.update(r.clock for r in found.after)
+    found.recurring |= any(r[RECURRING] for r in found.rare)
+    found.more |= any(r[MORE] for r in found.rare)
+    return found
+
+
+def _present(reader: Reader, scan: Scan, paths: Iterable[str], where: str = "1") -> set[str]:
+    """Which of `paths` have a row in the scan (passing `where`)."""
+    sql, params = scan.sql("c.path")
+    sql += f" AND {where} AND c.path IN (SELECT value FROM json_each(?))"
+    return {r[0] for r in reader.run(sql, [*params, json.dumps(sorted(set(paths)))])}
+
+
+def _drop_standing(
+    reader: Reader, rows: list[Raw], scan: Scan, entities: Sequence[str]
+) -> list[Raw]:
+    """Rows without the `source_event` claims that stand for a source in the result."""
+    claims = [r[PATH] for r in rows if r[SOURCE_EVENT]]
+    if not claims:
+        return rows
+    sources = {
+        r[0]
+        for r in reader.run(
+            "SELECT resolved_path FROM targets WHERE field = 'source'"
+            " AND path IN (SELECT value FROM json_each(?))",
+            [json.dumps(claims)],
+        )
+        if r[0] is not None
+    }
+    found = _present(reader, scan, sources)
+    gone = set(_chosen(reader, found, scan.scopes, entities, scan.valid_at).values())
+    return [r for r in rows if r[PATH] not in gone] if gone else rows
+
+
+def stand_in(
+    reader: Reader,
+    page: Sequence[Row],
+    scopes: Sequence[str],
+    entities: Sequence[str],
+    valid_at: int | None,
+    clock: str,
+) -> None:
+    """Let `source_event` claims stand for the source meetings of a page (SPEC "Timeline")."""
+    chosen = _chosen(reader, {r.path for r in page}, scopes, entities, valid_at)
+    if not chosen:
+        return
+    scan = Scan(anchor_sql(chosen.values()), scopes, ["active"], valid_at=valid_at)
+    claims = {r.path: r for r in fetch_rows(reader, scan, clock)}
+    for row in page:
+        row.standing = claims.get(chosen.get(row.path, ""))
+
+
+def _chosen(
+    reader: Reader,
+    sources: set[str],
+    scopes: Sequence[str],
+    entities: Sequence[str],
+    valid_at: int | None,
+) -> dict[str, str]:
+    """The `source_event` claim standing for each of `sources` that has one.
+
+    Several claims for one source: the one about the entity, then the smallest id. Under an
+    `asOf` validity filter, only claims valid then stand in.
+    """
+    if not sources:
+        return {}
+    about = set()
+    if entities:
+        about = {
+            r[0]
+            for r in reader.run(
+                "SELECT path FROM targets WHERE field = 'subject'"
+                f" AND resolved_path IN ({marks(entities)})",
+                list(entities),
+            )
+        }
+    sql = (
+        "SELECT s.resolved_path, s.path, a.id FROM targets s"
+        " JOIN spans a ON a.path = s.path AND a.idx = -1"
+        " WHERE s.field = 'source' AND s.resolved_path IN (SELECT value FROM json_each(?))"
+        " AND a.source_event = 1 AND a.eligible = 1 AND a.lifecycle = 'active'"
+        f" AND a.scope IN ({marks(scopes)})"
+    )
+    if valid_at is not None:
+        a = int(valid_at)
+        sql += f" AND coalesce(a.valid_from <= {a}, 1) AND coalesce({a} < a.valid_until, 1)"
+    found: dict[str, list[tuple[int, str, str]]] = {}
+    for source, path, claim_id in reader.run(sql, [json.dumps(sorted(sources)), *scopes]):
+        found.setdefault(source, []).append((int(path not in about), claim_id, path))
+    return {source: min(options)[2] for source, options in found.items()}
+
+
+def _replacements(
+    reader: Reader, superseded: list[Row], found: Listing, field: TimeField
+) -> list[Row]:
+    """The current records of superseded matches, each once, unless a direct match.
+
+    A chain that reaches a missing, withdrawn or filtered-out record, or loops, gives nothing
+    (SPEC section 3).
+    """
+    if not superseded:
+        return []
+    current = {}
+    for row in superseded:
+        follow = _follow(reader, row.path, found.scan, found.clock, field)
+        if follow is not None:
+            current[row.path] = follow
+    rare = {r[PATH] for r in found.rare}
+    direct = _present(reader, found.scan, {r.path for r in current.values()}, found.ordinary)
+    listed = direct | rare
+    out: list[Row] = []
+    for row in superseded:
+        follow = current.get(row.path)
+        if follow is None or follow.path in listed:
+            continue
+        listed.add(follow.path)
+        follow.via = row
+        out.append(follow)
+    return out
+
+
+def _follow(reader: Reader, path: str, scan: Scan, clock: str, field: TimeField) -> Row | None:
+    """The active record at the end of `path`'s `superseded_by` chain, if it passes `scan`."""
+    seen = {path}
+    while True:
+        found = reader.run(
+            "SELECT resolved_path FROM targets WHERE path = ? AND field = 'superseded_by'",
+            [path],
+        ).fetchone()
+        if found is None or found[0] is None or found[0] in seen:
+            return None
+        path = found[0]
+        seen.add(path)
+        step = replace(scan, candidates=anchor_sql([path], field))
+        rows = fetch_rows(reader, step, clock)
+        if not rows:
+            return None
+        if rows[0].lifecycle == "active":
+            # Rows are records with a value in the time field: one without none stands in.
+            return rows[0] if rows[0].start is not None else None
