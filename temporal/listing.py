@@ -32,7 +32,7 @@ from temporal.rows import (
 )
 from temporal.store import Reader, marks
 
-__all__ = ["Listing", "listing", "stand_in"]
+__all__ = ["Listing", "first_standing", "listing", "stand_in"]
 
 # An ordinary row in the order of every listing; keys compare as SQLite orders them.
 ORDER = "c.start {0}, c.id {0}, c.idx {0}, c.scope {0}"
@@ -155,6 +155,22 @@ def listing(
     found.recurring |= any(r[RECURRING] for r in found.rare)
     found.more |= any(r[MORE] for r in found.rare)
     return found
+
+
+def first_standing(
+    reader: Reader, scan: Scan, clock: str, entities: Sequence[str], *, batch: int = 64
+) -> Row | None:
+    """The latest row of `scan` that stays in a listing (not a claim standing for its source),
+    read from the latest on, a batch at a time, without counting the rest."""
+    sql, params = scan.sql(f"{ROW}, {clock}")
+    sql += f" ORDER BY {ORDER.format('DESC')} LIMIT ? OFFSET ?"
+    offset = 0
+    while True:
+        rows = reader.run(sql, [*params, batch, offset]).fetchall()
+        kept = _drop_standing(reader, rows, scan, entities)
+        if kept or len(rows) < batch:
+            return Row(*kept[0]) if kept else None
+        offset += batch
 
 
 def _present(reader: Reader, scan: Scan, paths: Iterable[str], where: str = "1") -> set[str]:

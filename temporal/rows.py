@@ -257,18 +257,11 @@ def candidate_sql(query: TimelineQuery, entities: Sequence[str] | None) -> Sql:
         rows = " AND (c.recurring = 0 OR c.idx >= 0)" if closed else " AND c.idx = -1"
         if entities is None:
             return window_sql(since, until, overlap_sql(since, until) + rows)
-        # The entity's anchors are one range of `associations`; occurrences are in `spans`.
-        anchors = entity_anchors(entities)
-        sql, params = anchors.sql, anchors.params
-        if closed:
-            assoc, more = association_sql(entities)
-            sql += (
-                f" UNION ALL SELECT {SPANS} FROM spans WHERE path IN ({assoc} AND recurring = 1)"
-                " AND idx >= 0"
-            )
-            params = [*params, *more]
+        found = entity_rows(entities, expand=closed)
         exact = overlap_sql(since, until) + rows
-        return Sql(f"SELECT * FROM ({sql}) c WHERE {exact} AND c.start IS NOT NULL", params)
+        return Sql(
+            f"SELECT * FROM ({found.sql}) c WHERE {exact} AND c.start IS NOT NULL", found.params
+        )
     exact = overlap_sql(since, until)
     assoc, head = association_sql(entities) if entities is not None else ("", [])
     source = f"{BY_DATE} FROM dates d JOIN spans a ON a.path = d.path AND a.idx = -1"
@@ -332,6 +325,21 @@ def association_sql(entities: Sequence[str]) -> tuple[str, list[object]]:
     return sql, [*entities, *entities]
 
 
+def entity_rows(entities: Sequence[str], *, expand: bool) -> Sql:
+    """The rows of the paths associated with the entities: their anchors (one range of
+    `associations`), and with `expand` the materialised occurrences of recurring ones."""
+    anchors = entity_anchors(entities)
+    sql, params = anchors.sql, anchors.params
+    if expand:
+        assoc, more = association_sql(entities)
+        sql += (
+            f" UNION ALL SELECT {SPANS} FROM spans WHERE path IN ({assoc} AND recurring = 1)"
+            " AND idx >= 0"
+        )
+        params = [*params, *more]
+    return Sql(sql, params)
+
+
 def entity_anchors(entities: Sequence[str]) -> Sql:
     """The anchor rows of the paths associated with the entities, each once."""
     among = marks(entities)
@@ -389,10 +397,12 @@ def record_details(reader: Reader, paths: Iterable[str]) -> dict[str, tuple[Reco
 def record_sources(reader: Reader, rows: Iterable[Row]) -> dict[str, tuple[RecordRef, ...]]:
     """The resolved, eligible `source` of each row's record."""
     found: dict[str, list[RecordRef]] = {}
+    # CROSS JOIN keeps the page's paths first: left to the planner, it once read every
+    # eligible note and probed its targets (~300 ms at 100,000 notes).
     sql = (
-        "SELECT t.path, n.id, n.kind, n.type, n.title FROM targets t"
+        "SELECT t.path, n.id, n.kind, n.type, n.title FROM json_each(?) k"
+        " CROSS JOIN targets t ON t.path = k.value AND t.field = 'source'"
         " JOIN notes n ON n.path = t.resolved_path AND n.eligible = 1"
-        " WHERE t.field = 'source' AND t.path IN (SELECT value FROM json_each(?))"
         " ORDER BY t.path, n.id"
     )
     for path, rid, kind, rtype, title in reader.run(

@@ -18,11 +18,10 @@ from datetime import date
 from temporal.clock import ClockRelation, LocalDay, clock_sql, local_date, local_day
 from temporal.dates import DatePrecision, DateValue, instant, timezone
 from temporal.grouping import by_source
-from temporal.listing import Listing, listing, stand_in
+from temporal.listing import Listing, first_standing, listing, stand_in
 from temporal.records import Record, RecordRef, TimeField
 from temporal.recurrence import Occurrence, RecurrenceSet
 from temporal.rows import (
-    SPANS,
     Eligibility,
     Entry,
     Row,
@@ -35,6 +34,7 @@ from temporal.rows import (
     build_entries,
     candidate_sql,
     entity_paths,
+    entity_rows,
     show_values,
     window_sql,
 )
@@ -191,20 +191,18 @@ def last_seen(
     if not paths:
         return LastSeen(None, "entity_missing")
     # Occurrences of recurring records (as far as materialised) and anchors of the others.
-    assoc, params = association_sql(paths)
+    found = entity_rows(paths, expand=True)
     candidates = Sql(
-        f"SELECT {SPANS} FROM spans WHERE path IN ({assoc}) AND start <= {int(bound_us)}"
-        " AND (recurring = 0 OR idx >= 0)",
-        params,
+        f"SELECT * FROM ({found.sql}) c WHERE c.start <= {int(bound_us)}"
+        " AND (c.recurring = 0 OR c.idx >= 0)",
+        found.params,
     )
     clock = clock_sql(now_us, local_day(local_date(now_us, tz), tz))
     scan = Scan(candidates, scopes, ["active"])
-    found = listing(
-        reader, scan, clock, descending=True, stand_ins=True, active=False, entities=paths
-    )
-    rows = found.page(0, 1)
-    if not rows:
+    latest = first_standing(reader, scan, clock, paths)
+    if latest is None:
         return LastSeen(None, "no_dated_association")
+    rows = [latest]
     stand_in(reader, rows, scopes, paths, None, clock)
     show_values(reader, candidates, rows)
     query = TimelineQuery(entity=entity, include_sources=True, tz=tz)
