@@ -56,6 +56,13 @@ def queries(hub: str) -> dict[str, str]:
             f'{{ timeline(entity: "{hub}", since: "2025-03-01", until: "2025-03-31")'
             f" {{ {page} }} }}"
         ),
+        "timeline_hub_sources": (
+            f'{{ timeline(entity: "{hub}", includeSources: true)'
+            " { total entries { record { id } sources { id } } } }"
+        ),
+        "last_seen_hub": (
+            f'{{ chronicleLastSeen(entity: "{hub}") {{ entry {{ record {{ id }} }} reason }} }}'
+        ),
         "timeline_hub_by_source": (
             f'{{ timeline(entity: "{hub}", group: SOURCE) {{ total entries {{ record {{ id }}'
             " claims } } }"
@@ -100,7 +107,7 @@ def measure(vault: Path, state: Path, runs: int) -> dict[str, Any]:
             http_ms = floors.median(functools.partial(_post, conn, query), runs) * 1000
             body = _post(conn, query)
             out[name] = {
-                "total": next(iter(body["data"].values())).get("total"),
+                "total": next(iter(body["data"].values())).get("total", 1),
                 "in_process_ms": round(local_ms, 2),
                 "http_ms": round(http_ms, 2),
             }

@@ -39,7 +39,18 @@ PROJECTION_TABLES = (
 # The full-text index (FTS5, with its shadow tables), apart so its lines merge on their own.
 SEARCH_TABLES = ("search", "search_keys")
 
-PROJECTION_DDL = """
+# The columns of a `spans` row (temporal/spans.py), also those of an `associations` row.
+_SPAN = """
+    path TEXT NOT NULL, idx INTEGER NOT NULL, start INTEGER, vend INTEGER, stop INTEGER,
+    text TEXT, precision TEXT, tier INTEGER NOT NULL, recurring INTEGER NOT NULL,
+    more INTEGER NOT NULL, id TEXT NOT NULL, scope TEXT NOT NULL, type TEXT NOT NULL,
+    lifecycle TEXT NOT NULL, eligible INTEGER NOT NULL, source_event INTEGER NOT NULL,
+    due_start INTEGER, due_end INTEGER, due_instant INTEGER, open INTEGER NOT NULL,
+    occ_start INTEGER, occ_stop INTEGER, occ_floating INTEGER, valid_from INTEGER,
+    valid_until INTEGER
+"""
+
+PROJECTION_DDL = f"""
 CREATE TABLE files (
     path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ino INTEGER, revision TEXT
 ) WITHOUT ROWID;
@@ -59,16 +70,7 @@ CREATE TABLE dates (
 );
 -- The occurrence projection (temporal/spans.py): anchors (idx -1) and materialised occurrences,
 -- each with its record's filters and clock inputs, so a time query reads this table alone.
-CREATE TABLE spans (
-    path TEXT NOT NULL, idx INTEGER NOT NULL, start INTEGER, vend INTEGER, stop INTEGER,
-    text TEXT, precision TEXT, tier INTEGER NOT NULL, recurring INTEGER NOT NULL,
-    more INTEGER NOT NULL, id TEXT NOT NULL, scope TEXT NOT NULL, type TEXT NOT NULL,
-    lifecycle TEXT NOT NULL, eligible INTEGER NOT NULL, source_event INTEGER NOT NULL,
-    due_start INTEGER, due_end INTEGER, due_instant INTEGER, open INTEGER NOT NULL,
-    occ_start INTEGER, occ_stop INTEGER, occ_floating INTEGER, valid_from INTEGER,
-    valid_until INTEGER,
-    PRIMARY KEY (path, idx)
-) WITHOUT ROWID;
+CREATE TABLE spans ({_SPAN}, PRIMARY KEY (path, idx)) WITHOUT ROWID;
 CREATE TABLE targets (
     path TEXT NOT NULL, field TEXT NOT NULL, ord INTEGER NOT NULL, kind TEXT NOT NULL,
     text TEXT NOT NULL, line INTEGER, target TEXT NOT NULL, key_lower TEXT NOT NULL,
@@ -108,16 +110,8 @@ CREATE TABLE sources (
 );
 -- What an entity's timeline reads: each path associated with an entity (ASSOCIATE) with a copy
 -- of its anchor row, clustered by entity, so a hub's thousands of rows are one range of the table.
-CREATE TABLE associations (
-    entity TEXT NOT NULL, path TEXT NOT NULL, idx INTEGER NOT NULL, start INTEGER, vend INTEGER,
-    stop INTEGER, text TEXT, precision TEXT, tier INTEGER NOT NULL, recurring INTEGER NOT NULL,
-    more INTEGER NOT NULL, id TEXT NOT NULL, scope TEXT NOT NULL, type TEXT NOT NULL,
-    lifecycle TEXT NOT NULL, eligible INTEGER NOT NULL, source_event INTEGER NOT NULL,
-    due_start INTEGER, due_end INTEGER, due_instant INTEGER, open INTEGER NOT NULL,
-    occ_start INTEGER, occ_stop INTEGER, occ_floating INTEGER, valid_from INTEGER,
-    valid_until INTEGER,
-    PRIMARY KEY (entity, path)
-) WITHOUT ROWID;
+CREATE TABLE associations (entity TEXT NOT NULL, {_SPAN}, PRIMARY KEY (entity, path))
+WITHOUT ROWID;
 CREATE TABLE names (path TEXT NOT NULL, key TEXT NOT NULL, source TEXT NOT NULL);
 CREATE TABLE issues (
     path TEXT NOT NULL, line INTEGER, field TEXT, code TEXT NOT NULL, message TEXT NOT NULL,
