@@ -1,12 +1,13 @@
 """Bounded traversal and simple paths over one published projection view (SPEC 5).
 
 Every bound is applied while walking, never after: a node expands at most `fan_out` distinct
-neighbours, taken from its presorted adjacency in (relation, neighbour id) order, so a hub's
-other neighbours are never looked at (their number comes from the precomputed counts unless a
-relation or `as_of` filter makes counting necessary). Between a node and a neighbour the first
-qualifying edge in (relation, evidence id) order is the one used; parallel edges never make
-extra paths. Internally a node is (scope, id): links resolve only inside a scope, so a walk
-never leaves the scope of its seed.
+neighbours, taken from its presorted adjacency in (relation, neighbour id) order (without a
+filter, from the first distinct neighbours kept with the projection, `Adjacency.firsts`), so a
+hub's other neighbours are never looked at (their number comes from the precomputed counts
+unless a relation or `as_of` filter makes counting necessary). Between a node and a neighbour
+the first qualifying edge in (relation, evidence id) order is the one used; parallel edges
+never make extra paths. Internally a node is (scope, id): links resolve only inside a scope,
+so a walk never leaves the scope of its seed.
 """
 
 from __future__ import annotations
@@ -354,20 +355,7 @@ class _Walker:
         chosen = []
         seen: set[str] = set()
         over = False
-        # `_steps` inlined: this loop is most of a traversal's own time.
-        relations, as_of, history = self.edges.relations, self.edges.as_of, self.edges.history
-        ticks = self.ticks
-        for step in self._stream(node):
-            ticks += 1
-            if not ticks % _CHECK_EVERY:
-                self.check()
-            relation = step[0]
-            if (
-                (relations is not None and relation not in relations)
-                or (not history and relation == SUPERSEDED_BY)
-                or (as_of is not None and not step[4].valid_at(as_of))
-            ):
-                continue
+        for step in self._steps(node):
             neighbour = step[1]
             if neighbour in seen:
                 continue
@@ -378,7 +366,6 @@ class _Walker:
                     break
                 continue  # a filter is on: count the qualifying neighbours by walking on
             chosen.append(step)
-        self.ticks = ticks
         if over:
             self._cut(node, hits, len(seen) if counting else None)
         self.expanded[node] = chosen
@@ -406,18 +393,12 @@ class _Walker:
         """Whether a qualifying neighbour of `node` (in its scope) was not reached."""
         return any(step[1] not in reached for step in self._steps(node))
 
-    def _stream(self, node: _Key) -> tuple[Step, ...]:
-        """Every step from `node` along the chosen directions, in (relation, neighbour,
-        evidence, direction) order."""
-        adjacency = self.view.adjacency(*node)
-        if self.forward and self.backward:
-            return adjacency.both
-        return adjacency.out if self.forward else adjacency.inc
-
     def _steps(self, node: _Key) -> Iterator[Step]:
         """Qualifying steps from `node` in (relation, neighbour, evidence, direction) order."""
+        adjacency = self.view.adjacency(*node)
+        stream = (adjacency.out, adjacency.inc, adjacency.both)[self.mode]
         relations, as_of, history = self.edges.relations, self.edges.as_of, self.edges.history
-        for step in self._stream(node):
+        for step in stream:
             self.ticks += 1
             if not self.ticks % _CHECK_EVERY:
                 self.check()
