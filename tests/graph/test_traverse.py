@@ -344,9 +344,10 @@ def test_a_kept_locator_changes_no_edge(world: World) -> None:
         for step in adjacency.both
         if step[4].locator is step[4].locator
     )
-    assert walk.paths[0].edges[0].locator == graph.Projection.build(world.store).view.adjacency(
-        "default", "n/a"
-    ).out[0][4].locator
+    assert (
+        walk.paths[0].edges[0].locator
+        == graph.Projection.build(world.store).view.adjacency("default", "n/a").out[0][4].locator
+    )
     rebuilt = graph.Projection.build(world.store).view.adjacency("default", edge.src).out
     assert edge in [step[4] for step in rebuilt]
     assert hash(edge) in {hash(step[4]) for step in rebuilt}
