@@ -1,15 +1,11 @@
 from __future__ import annotations
 
 import strawberry
-from strawberry.extensions import (
-    DisableIntrospection,
-    MaxAliasesLimiter,
-    MaxTokensLimiter,
-    QueryDepthLimiter,
-)
+from strawberry.extensions import DisableIntrospection, MaxTokensLimiter
 from strawberry.schema.config import StrawberryConfig
 
 from api.errors import ErrorCodes
+from api.execution import Executor, document_extensions
 from api.resolvers import records as resolvers, time
 from api.resolvers.graph import graph_query, paths as graph_paths
 from api.resolvers.search import search
@@ -83,13 +79,13 @@ def build_schema(limits: Limits | None = None, *, introspection: bool = True) ->
     extensions: list[object] = [
         ErrorCodes,
         lambda: MaxTokensLimiter(max_token_count=limits.max_tokens),
-        lambda: QueryDepthLimiter(max_depth=limits.max_depth),
-        lambda: MaxAliasesLimiter(max_alias_count=limits.max_aliases),
     ]
     if not introspection:
         extensions.append(DisableIntrospection)
+    extensions += document_extensions(max_depth=limits.max_depth, max_aliases=limits.max_aliases)
     return strawberry.Schema(
         query=Query,
         extensions=extensions,  # type: ignore[arg-type]
         config=StrawberryConfig(disable_field_suggestions=not introspection),
+        execution_context_class=Executor,
     )

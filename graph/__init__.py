@@ -10,8 +10,8 @@ from graph.projection import (
     Projection,
     ProjectionView,
     ScopeGraph,
-    Sharded,
 )
+from graph.sharded import Sharded
 from graph.traverse import (
     MAX_SEED_TEXT,
     Direction,

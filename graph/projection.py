@@ -23,31 +23,30 @@ from __future__ import annotations
 import bisect
 import gc
 import heapq
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any
 
 import networkx as nx
 
 import temporal
+from graph.sharded import Sharded
 from temporal import EdgeRow, NodeRow, ReconcileResult, RecordRef, Store
 
 __all__ = [
+    "FIRSTS",
     "Adjacency",
     "Edge",
     "Node",
     "Projection",
     "ProjectionView",
     "ScopeGraph",
-    "Sharded",
     "Step",
 ]
 
 SUPERSEDED_BY = "superseded_by"
-_SHARDS = 256
-_MASK = _SHARDS - 1
-V = TypeVar("V")
+FIRSTS = 101  # distinct neighbours kept per node for unfiltered traversals: fan-out 100, plus one
 _FORWARD, _BACKWARD = 0, 1
 
 
@@ -65,11 +64,18 @@ class Edge:
     revision: str
     valid_from: int | None
     valid_until: int | None
+    # `locator`, made on first use and kept (a frozen dataclass costs microseconds to make, a
+    # step of most traversal answers): 8 bytes per edge, and a locator per edge ever answered.
+    located: temporal.Locator | None = field(default=None, compare=False, repr=False)
 
     @property
     def locator(self) -> temporal.Locator:
         """Where the evidence stands: the link's or field's line, or a relationship's file."""
-        return temporal.Locator(self.path, self.line, self.line_end, self.revision)
+        located = self.located
+        if located is None:
+            located = temporal.Locator(self.path, self.line, self.line_end, self.revision)
+            object.__setattr__(self, "located", located)  # a cache, not part of the value
+        return located
 
     def valid_at(self, at: int) -> bool:
         """`valid_from <= at < valid_until`, a missing bound being open."""
@@ -104,12 +110,28 @@ class Adjacency:
 
     `counts` holds the distinct neighbours (the node itself excluded) following outgoing,
     incoming and both kinds of edges, first without `superseded_by` edges, then with them.
+    `firsts` holds, for out, inc and both, the step to each of the first `FIRSTS` distinct
+    neighbours without `superseded_by` edges (the first such step to each, in order): all a
+    traversal without filters needs of a node. Where that is the whole of `out`, `inc` or
+    `both` (no repeated neighbour, no `superseded_by`) it is the same tuple, not a copy.
     """
 
     out: tuple[Step, ...]
     inc: tuple[Step, ...]
     both: tuple[Step, ...]  # out and inc merged: the same step objects, no copies
     counts: tuple[int, int, int, int, int, int]
+    firsts: tuple[tuple[Step, ...], tuple[Step, ...], tuple[Step, ...]]
+
+    @classmethod
+    def of(
+        cls,
+        out: tuple[Step, ...],
+        inc: tuple[Step, ...],
+        both: tuple[Step, ...],
+        counts: tuple[int, int, int, int, int, int],
+    ) -> Adjacency:
+        """The adjacency of these presorted steps, with its `firsts`."""
+        return cls(out, inc, both, counts, (_firsts(out), _firsts(inc), _firsts(both)))
 
     def count(self, *, forward: bool, backward: bool, history: bool) -> int:
         """Distinct neighbours along the chosen directions."""
@@ -117,60 +139,19 @@ class Adjacency:
         return self.counts[index]
 
 
-_EMPTY = Adjacency((), (), (), (0, 0, 0, 0, 0, 0))
+_EMPTY = Adjacency((), (), (), (0, 0, 0, 0, 0, 0), ((), (), ()))
 
 
-class Sharded(Mapping[str, V]):
-    """A read-only mapping kept in shards, so a new version copies only the shards it changes
-    (a few hundred entries each) instead of 100,000 entries."""
-
-    __slots__ = ("_len", "_shards")
-
-    def __init__(self, shards: tuple[dict[str, V], ...], length: int) -> None:
-        self._shards = shards
-        self._len = length
-
-    @classmethod
-    def build(cls, items: Iterable[tuple[str, V]]) -> Sharded[V]:
-        """A sharded mapping of `items`."""
-        shards: tuple[dict[str, V], ...] = tuple({} for _ in range(_SHARDS))
-        for key, value in items:
-            shards[hash(key) & _MASK][key] = value
-        return cls(shards, sum(len(s) for s in shards))
-
-    def updated(self, changes: Mapping[str, V | None]) -> Sharded[V]:
-        """A new version with `changes` applied (None removes a key); this one is unchanged."""
-        shards = list(self._shards)
-        copied: set[int] = set()
-        length = self._len
-        for key, value in changes.items():
-            index = hash(key) & _MASK
-            if index not in copied:
-                shards[index] = dict(shards[index])
-                copied.add(index)
-            shard = shards[index]
-            if value is None:
-                length -= shard.pop(key, None) is not None
-            else:
-                length += key not in shard
-                shard[key] = value
-        return Sharded(tuple(shards), length)
-
-    def __getitem__(self, key: str) -> V:
-        return self._shards[hash(key) & _MASK][key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._shards[hash(key) & _MASK].get(key, default)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._shards[hash(key) & _MASK]
-
-    def __iter__(self) -> Iterator[str]:
-        for shard in self._shards:
-            yield from shard
-
-    def __len__(self) -> int:
-        return self._len
+def _firsts(steps: tuple[Step, ...]) -> tuple[Step, ...]:
+    seen: set[str] = set()
+    chosen: list[Step] = []
+    for step in steps:
+        if step[0] != SUPERSEDED_BY and step[1] not in seen:
+            seen.add(step[1])
+            chosen.append(step)
+            if len(chosen) == FIRSTS:
+                break
+    return steps if len(chosen) == len(steps) else tuple(chosen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -522,7 +503,7 @@ def _patched(
         in_all,
         both_all,
     )
-    return Adjacency(tuple(out), tuple(inc), tuple(both), counts)
+    return Adjacency.of(tuple(out), tuple(inc), tuple(both), counts)
 
 
 def _history_only(steps: list[Step], neighbours: Mapping[str, Mapping[Edge, object]]) -> set[str]:
@@ -570,4 +551,4 @@ def _adjacency(graph: nx.MultiDiGraph[str], node: str) -> Adjacency:
         len(seen[3]),
         len(seen[2] | seen[3]),
     )
-    return Adjacency(tuple(out), tuple(inc), tuple(heapq.merge(out, inc)), counts)
+    return Adjacency.of(tuple(out), tuple(inc), tuple(heapq.merge(out, inc)), counts)

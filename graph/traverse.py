@@ -1,12 +1,13 @@
 """Bounded traversal and simple paths over one published projection view (SPEC 5).
 
 Every bound is applied while walking, never after: a node expands at most `fan_out` distinct
-neighbours, taken from its presorted adjacency in (relation, neighbour id) order, so a hub's
-other neighbours are never looked at (their number comes from the precomputed counts unless a
-relation or `as_of` filter makes counting necessary). Between a node and a neighbour the first
-qualifying edge in (relation, evidence id) order is the one used; parallel edges never make
-extra paths. Internally a node is (scope, id): links resolve only inside a scope, so a walk
-never leaves the scope of its seed.
+neighbours, taken from its presorted adjacency in (relation, neighbour id) order (without a
+filter, from the first distinct neighbours kept with the projection, `Adjacency.firsts`), so a
+hub's other neighbours are never looked at (their number comes from the precomputed counts
+unless a relation or `as_of` filter makes counting necessary). Between a node and a neighbour
+the first qualifying edge in (relation, evidence id) order is the one used; parallel edges
+never make extra paths. Internally a node is (scope, id): links resolve only inside a scope,
+so a walk never leaves the scope of its seed.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from __future__ import annotations
 import bisect
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import NamedTuple
 
 import temporal
 from graph.lookup import LookupStatus
-from graph.projection import SUPERSEDED_BY, ProjectionView, Step
+from graph.projection import FIRSTS, SUPERSEDED_BY, ProjectionView, Step
 from temporal import Reader, RecordRef
 from vault import QueryTooComplex
 
@@ -48,6 +50,7 @@ _CHECK_EVERY = 1024
 _WORD = re.compile(r"\w")
 
 _Key = tuple[str, str]  # (scope, record id)
+_new = tuple.__new__
 
 
 class Direction(Enum):
@@ -77,8 +80,10 @@ class EdgeFilter:
     history: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class GraphStep:
+# Answers are made of named tuples: a traversal builds one step, one path and one node per
+# node it reaches, and a tuple is made several times faster than a frozen dataclass. In the
+# loops they are made by `_new` (`tuple.__new__`, what their own `__new__` calls) directly.
+class GraphStep(NamedTuple):
     """One edge of a path: stored ends, the way it was followed, and its evidence."""
 
     relation: str
@@ -89,16 +94,14 @@ class GraphStep:
     locator: temporal.Locator
 
 
-@dataclass(frozen=True, slots=True)
-class GraphPath:
+class GraphPath(NamedTuple):
     """`edges[i]` joins `nodes[i]` and `nodes[i + 1]`."""
 
     nodes: tuple[str, ...]
     edges: tuple[GraphStep, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class GraphNode:
+class GraphNode(NamedTuple):
     """A record reached, with its fewest hops from a seed."""
 
     ref: RecordRef
@@ -211,45 +214,47 @@ def traverse(
     if seeds.status is not LookupStatus.FOUND:
         return GraphResult(seeds.status, refs, seeds.candidates, (), (), ())
     walker = _Walker(view, edges, limits.fan_out, deadline)
-    starts = [(scope, ref.id) for scope, ref in seeds.found]
-    hop_of: dict[_Key, int] = dict.fromkeys(starts, 0)
-    # Each reached node's path is its parent's plus one step: built once, at discovery.
-    trail: dict[_Key, tuple[tuple[str, ...], tuple[GraphStep, ...]]] = {
-        key: ((key[1],), ()) for key in starts
-    }
+    # Per scope, the path of each reached node (its parent's plus one step, built once, at
+    # discovery); a walk never leaves the scope of its seed.
+    reached: dict[str, dict[str, GraphPath]] = {}
+    order: list[tuple[str, str, int]] = []  # (scope, id, hop) in discovery order
+    for scope, ref in seeds.found:
+        in_scope = reached.setdefault(scope, {})
+        if ref.id not in in_scope:
+            in_scope[ref.id] = GraphPath((ref.id,), ())
+            order.append((scope, ref.id, 0))
     paths: list[GraphPath] = []
     hits: list[LimitHit] = []
-    frontier = list(starts)
+    max_paths = limits.max_paths
     full = False
+    start = 0  # the frontier is order[start:]
     for hop in range(1, limits.hops + 1):
-        reached: list[_Key] = []
-        for node in frontier:
-            scope = node[0]
-            for neighbour, step in walker.expand(node, hits):
-                key = (scope, neighbour)
-                if key in hop_of:
+        frontier, start = order[start:], len(order)
+        for scope, rid, _ in frontier:
+            in_scope = reached[scope]
+            ids, steps = in_scope[rid]
+            for step in walker.expand((scope, rid), hits):
+                neighbour = step[1]
+                if neighbour in in_scope:
                     continue
-                if len(paths) == limits.max_paths:
+                if len(paths) == max_paths:
                     full = True
                     break
-                hop_of[key] = hop
-                ids, steps = trail[node]
-                ids, steps = (*ids, neighbour), (*steps, _step(step))
-                trail[key] = (ids, steps)
-                paths.append(GraphPath(ids, steps))
-                reached.append(key)
+                path = in_scope[neighbour] = _new(
+                    GraphPath, ((*ids, neighbour), (*steps, _step(step)))
+                )
+                paths.append(path)
+                order.append((scope, neighbour, hop))
             if full:
                 break
-        frontier = reached
-        if full or not frontier:
+        if full or start == len(order):
             break
     else:
-        if any(walker.has_unvisited(node, hop_of) for node in frontier):
+        if any(walker.has_unvisited((s, i), reached[s]) for s, i, _ in order[start:]):
             hits.append(LimitHit("hop_limit"))
     if full:
         hits.append(LimitHit("path_limit"))
-    nodes = tuple(GraphNode(_ref(view, key), hop) for key, hop in hop_of.items())
-    return GraphResult(LookupStatus.FOUND, refs, (), nodes, tuple(paths), tuple(hits))
+    return GraphResult(LookupStatus.FOUND, refs, (), _nodes(view, order), tuple(paths), tuple(hits))
 
 
 def find_paths(
@@ -286,8 +291,8 @@ def find_paths(
         while stack:
             walker.check()
             node, on_path, steps = stack.pop()
-            for neighbour, step in walker.expand(node, hits):
-                key = (node[0], neighbour)
+            for step in walker.expand(node, hits):
+                key = (node[0], step[1])
                 if key == goal:
                     found_paths.append(((*on_path, key), (*steps, step)))
                 elif key in on_path:
@@ -310,7 +315,7 @@ def find_paths(
     paths = tuple(
         GraphPath(tuple(k[1] for k in keys), tuple(_step(s) for s in steps)) for keys, steps in kept
     )
-    nodes = tuple(GraphNode(_ref(view, key), hop) for key, hop in hop_of.items())
+    nodes = _nodes(view, [(scope, rid, hop) for (scope, rid), hop in hop_of.items()])
     return GraphResult(LookupStatus.FOUND, refs, (), nodes, paths, tuple(hits))
 
 
@@ -325,18 +330,29 @@ class _Walker:
         self.fan_out = fan_out
         self.deadline = deadline
         self.ticks = 0
-        self.expanded: dict[_Key, list[tuple[str, Step]]] = {}
+        self.expanded: dict[_Key, list[Step]] = {}
         self.forward = edges.direction is not Direction.IN
         self.backward = edges.direction is not Direction.OUT
         self.counting = edges.relations is not None or edges.as_of is not None
+        self.mode = 2 if self.forward and self.backward else 0 if self.forward else 1
 
-    def expand(self, node: _Key, hits: list[LimitHit]) -> list[tuple[str, Step]]:
-        """The first `fan_out` distinct qualifying neighbours of `node`, each with its edge."""
+    def expand(self, node: _Key, hits: list[LimitHit]) -> list[Step]:
+        """The steps to the first `fan_out` distinct qualifying neighbours of `node` (the
+        neighbour is `step[1]`), each by its first qualifying edge."""
         known = self.expanded.get(node)
         if known is not None:
             return known
         self.check()
-        chosen: list[tuple[str, Step]] = []
+        fan_out, counting = self.fan_out, self.counting
+        if not counting and not self.edges.history and fan_out < FIRSTS:
+            # No filter: the node's first distinct neighbours are kept with the projection.
+            firsts = self.view.adjacency(*node).firsts[self.mode]
+            chosen = list(firsts[:fan_out])
+            if len(firsts) > fan_out:
+                self._cut(node, hits, None)
+            self.expanded[node] = chosen
+            return chosen
+        chosen = []
         seen: set[str] = set()
         over = False
         for step in self._steps(node):
@@ -344,23 +360,25 @@ class _Walker:
             if neighbour in seen:
                 continue
             seen.add(neighbour)
-            if len(chosen) == self.fan_out:
+            if len(chosen) == fan_out:
                 over = True
-                if not self.counting:
+                if not counting:
                     break
                 continue  # a filter is on: count the qualifying neighbours by walking on
-            chosen.append((neighbour, step))
+            chosen.append(step)
         if over:
-            if self.counting:
-                available = len(seen)
-            else:
-                adjacency = self.view.adjacency(*node)
-                available = adjacency.count(
-                    forward=self.forward, backward=self.backward, history=self.edges.history
-                )
-            hits.append(LimitHit("fan_out_limit", node[1], available))
+            self._cut(node, hits, len(seen) if counting else None)
         self.expanded[node] = chosen
         return chosen
+
+    def _cut(self, node: _Key, hits: list[LimitHit], available: int | None) -> None:
+        """Note that the fan-out cut `node`'s neighbours; without a count from a filtered walk,
+        how many it has comes from the counts kept with the projection."""
+        if available is None:
+            available = self.view.adjacency(*node).count(
+                forward=self.forward, backward=self.backward, history=self.edges.history
+            )
+        hits.append(LimitHit("fan_out_limit", node[1], available))
 
     def check(self) -> None:
         """Raise when past the deadline.
@@ -371,27 +389,19 @@ class _Walker:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise QueryTooComplex("The traversal ran past the request's time limit")
 
-    def has_unvisited(self, node: _Key, visited: dict[_Key, int]) -> bool:
-        """Whether a qualifying neighbour of `node` was not reached."""
-        return any((node[0], step[1]) not in visited for step in self._steps(node))
+    def has_unvisited(self, node: _Key, reached: Container[str]) -> bool:
+        """Whether a qualifying neighbour of `node` (in its scope) was not reached."""
+        return any(step[1] not in reached for step in self._steps(node))
 
     def _steps(self, node: _Key) -> Iterator[Step]:
         """Qualifying steps from `node` in (relation, neighbour, evidence, direction) order."""
         adjacency = self.view.adjacency(*node)
-        stream: Iterator[Step]
-        if self.forward and self.backward:
-            stream = iter(adjacency.both)
-        else:
-            stream = iter(adjacency.out if self.forward else adjacency.inc)
+        stream = (adjacency.out, adjacency.inc, adjacency.both)[self.mode]
         relations, as_of, history = self.edges.relations, self.edges.as_of, self.edges.history
         for step in stream:
             self.ticks += 1
-            if (
-                self.ticks % _CHECK_EVERY == 0
-                and self.deadline is not None
-                and time.monotonic() > self.deadline
-            ):
-                raise QueryTooComplex("The traversal ran past the request's time limit")
+            if not self.ticks % _CHECK_EVERY:
+                self.check()
             relation = step[0]
             if relations is not None and relation not in relations:
                 continue
@@ -404,14 +414,17 @@ class _Walker:
 
 def _step(step: Step) -> GraphStep:
     edge = step[4]
-    direction = Direction.OUT if step[3] == 0 else Direction.IN
-    return GraphStep(edge.relation, edge.src, edge.dst, direction, edge.evidence, edge.locator)
+    way = Direction.IN if step[3] else Direction.OUT
+    return _new(GraphStep, (edge.relation, edge.src, edge.dst, way, edge.evidence, edge.locator))
 
 
-def _ref(view: ProjectionView, key: _Key) -> RecordRef:
-    node = view.node(*key)
-    assert node is not None, key
-    return node.ref
+def _nodes(view: ProjectionView, order: list[tuple[str, str, int]]) -> tuple[GraphNode, ...]:
+    """The reached nodes, given as (scope, id, hop) in discovery order, with their records."""
+    ids: dict[str, list[str]] = {}
+    for scope, rid, _ in order:
+        ids.setdefault(scope, []).append(rid)
+    records = {scope: iter(view.scopes[scope].nodes.pick(some)) for scope, some in ids.items()}
+    return tuple(_new(GraphNode, (next(records[scope]).ref, hop)) for scope, _, hop in order)
 
 
 def _spans(norm: str) -> Iterator[tuple[int, int]]:

@@ -306,3 +306,48 @@ def test_paths_past_the_deadline_raise_query_too_complex(world: World) -> None:
             edges=EdgeFilter(),
             deadline=time.monotonic() - 1,
         )
+
+
+@pytest.mark.parametrize("direction", list(Direction))
+@pytest.mark.parametrize("fan_out", [1, 2, 5, 100])
+def test_unfiltered_walks_from_kept_neighbours_match_the_filtered_walk(
+    world: World, direction: Direction, fan_out: int
+) -> None:
+    # Without a filter a node's first neighbours come from those kept with the projection; a
+    # filter that lets every relation through walks the steps one by one. Same answers.
+    everything = frozenset(
+        step[0]
+        for scope in world.view.scopes.values()
+        for adjacency in scope.adjacency.values()
+        for step in adjacency.both
+    )
+    assert {"links_to", "superseded_by"} <= everything
+    for seed in sorted(world.view.scopes["default"].nodes):
+        for hops in (1, 3):
+            kept = world.walk(seed, hops=hops, fan_out=fan_out, direction=direction)
+            walked = world.walk(
+                seed, hops=hops, fan_out=fan_out, direction=direction, relations=everything
+            )
+            assert (kept.nodes, kept.paths, kept.limits) == (
+                walked.nodes,
+                walked.paths,
+                walked.limits,
+            ), seed
+
+
+def test_a_kept_locator_changes_no_edge(world: World) -> None:
+    # An edge's locator is made once and kept on it; the edge still equals its rebuilt self.
+    walk = world.walk("n/a", hops=3)
+    edge = next(
+        step[4]
+        for adjacency in world.view.scopes["default"].adjacency.values()
+        for step in adjacency.both
+        if step[4].locator is step[4].locator
+    )
+    assert (
+        walk.paths[0].edges[0].locator
+        == graph.Projection.build(world.store).view.adjacency("default", "n/a").out[0][4].locator
+    )
+    rebuilt = graph.Projection.build(world.store).view.adjacency("default", edge.src).out
+    assert edge in [step[4] for step in rebuilt]
+    assert hash(edge) in {hash(step[4]) for step in rebuilt}
