@@ -94,6 +94,7 @@ class ChangeSet:
         # Targets repeat (hubs): resolve each (target, kind, scope, folder) once per plan,
         # after every name of the change set is in the index.
         self._resolved: dict[tuple[str, str, str, str], Resolution] = {}
+        self._keys: dict[str, tuple[str, str]] = {}
 
     def run(self) -> None:
         rec = self.rec
@@ -288,8 +289,7 @@ class ChangeSet:
                     text,
                     line,
                     target,
-                    unicodedata.normalize("NFC", target).lower(),
-                    normalize_name(target),
+                    *self._target_keys(target),
                     resolved_id,
                     res.path,
                     res.status,
@@ -297,6 +297,16 @@ class ChangeSet:
             )
         entry.ambiguous_links = tuple(ambiguous)
         self.rows[path] = rows
+
+    def _target_keys(self, target: str) -> tuple[str, str]:
+        """(key_lower, key_norm) of a target text, made once per plan (hubs repeat)."""
+        keys = self._keys.get(target)
+        if keys is None:
+            keys = self._keys[target] = (
+                unicodedata.normalize("NFC", target).lower(),
+                normalize_name(target),
+            )
+        return keys
 
     def _eligibility(self) -> None:
         for path in self.affected:
@@ -324,7 +334,10 @@ class ChangeSet:
             pending = set()
             for path in flipped:
                 self.affected_ids.add(self.entries[path].id)
-                pending |= {r for r in self.referrers.get(path) or () if r in self.entries}
+                # A referrer worked out in this round already saw the new value (memo).
+                pending |= {
+                    r for r in self.referrers.get(path) or () if r in self.entries and r not in memo
+                }
         # Dangling references and supersession cycles are read off the targets' state: the
         # referrers of every changed or derived note, and whole superseded_by chains through
         # them, get their derived issues recomputed too.

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from vault.issue import reduce_by_fields
+
 __all__ = ["Link", "extract_links", "first_heading", "wiki_target"]
 
 # No optional prefix: a pattern that starts with a literal is searched for fast.
@@ -32,6 +34,8 @@ class Link:
     target: str
     text: str
     line: int
+
+    __reduce__ = reduce_by_fields
 
 
 def wiki_target(inner: str) -> str:

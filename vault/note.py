@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from vault.frontmatter import MAX_FRONTMATTER_BYTES, load_frontmatter, plain_value
-from vault.issue import Issue
+from vault.issue import Issue, reduce_by_fields
 from vault.links import Link, extract_links, first_heading, wiki_target
 from vault.scan import NoteFile
 
@@ -105,6 +105,8 @@ class Note:
     links: tuple[Link, ...] = ()
     valid: bool = True
 
+    __reduce__ = reduce_by_fields
+
     @property
     def kind(self) -> str:
         """`relationship`, `claim` or `page`, derived from the type."""
@@ -119,6 +121,8 @@ class ParsedNote:
     revision: str
     note: Note | None
     issues: tuple[Issue, ...]
+
+    __reduce__ = reduce_by_fields
 
 
 def read_bytes(file: NoteFile) -> FileBytes | Issue:
