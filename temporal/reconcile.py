@@ -93,7 +93,7 @@ class Reconciler:
         self.config = config
         self.names = NameIndex()
         self.entries: dict[str, Entry] = {}
-        self.keys: dict[str, tuple[int, int, int]] = {}  # path -> (size, mtime_ns, inode)
+        self.keys = vault.KnownStats()  # path -> (size, mtime_ns, inode), also by folder
         self.revisions: dict[str, str] = {}  # path -> SHA-256 of the bytes last read
         self.referrers: dict[str, set[str]] = {}
         self.guards: dict[str, Guard] = {}

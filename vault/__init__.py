@@ -31,7 +31,7 @@ from vault.note import (
     read_bytes,
     read_note,
 )
-from vault.scan import NoteFile, ScanResult, is_ignored_name, scan, stat_note
+from vault.scan import KnownStats, NoteFile, ScanResult, is_ignored_name, scan, stat_note
 
 __all__ = [
     "DATE_FIELDS",
@@ -47,6 +47,7 @@ __all__ = [
     "InvalidInput",
     "InvalidRecurrence",
     "Issue",
+    "KnownStats",
     "Link",
     "NotFound",
     "Note",

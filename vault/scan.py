@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import os
 import stat as stat_module
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, MutableMapping
+from dataclasses import dataclass, field
 
 from vault.issue import Issue
 
-__all__ = ["NoteFile", "ScanResult", "is_ignored_name", "scan", "stat_note"]
+__all__ = ["KnownStats", "NoteFile", "ScanResult", "is_ignored_name", "scan", "stat_note"]
+
+Stat = tuple[int, int, int]  # (size, mtime_ns, inode)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,14 +38,54 @@ class ScanResult:
     gone: tuple[str, ...] = ()
 
 
+class KnownStats(MutableMapping[str, Stat]):
+    """Path to (size, mtime_ns, inode) as last seen, also by folder (`folders`: prefix, then
+    name), so that a scan compares a folder's files by name without making their paths."""
+
+    def __init__(self, items: Mapping[str, Stat] | None = None) -> None:
+        self._all: dict[str, Stat] = {}
+        self.folders: dict[str, dict[str, Stat]] = {}
+        for path, stat in (items or {}).items():
+            self[path] = stat
+
+    def __getitem__(self, path: str) -> Stat:
+        return self._all[path]
+
+    def get(self, path: str, default: Stat | None = None) -> Stat | None:  # type: ignore[override]
+        return self._all.get(path, default)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._all
+
+    def __setitem__(self, path: str, stat: Stat) -> None:
+        self._all[path] = stat
+        cut = path.rfind("/") + 1
+        self.folders.setdefault(path[:cut], {})[path[cut:]] = stat
+
+    def __delitem__(self, path: str) -> None:
+        del self._all[path]
+        cut = path.rfind("/") + 1
+        folder = self.folders[path[:cut]]
+        del folder[path[cut:]]
+        if not folder:
+            del self.folders[path[:cut]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all)
+
+    def __len__(self) -> int:
+        return len(self._all)
+
+
 @dataclass(slots=True)
 class _Walk:
     top: str
     files: list[NoteFile]
     issues: list[Issue]
     seen_dirs: set[tuple[int, int]]
-    known: Mapping[str, tuple[int, int, int]]
-    unchanged: list[str]
+    known: KnownStats
+    gone: list[str] = field(default_factory=list)
+    visited: set[str] = field(default_factory=set)  # folder prefixes walked
 
 
 def is_ignored_name(name: str) -> bool:
@@ -59,7 +101,7 @@ def scan(
     root: str | os.PathLike[str],
     *,
     ordered: bool = True,
-    known: Mapping[str, tuple[int, int, int]] | None = None,
+    known: Mapping[str, Stat] | None = None,
 ) -> ScanResult:
     """List every note of the vault at `root` without reading any.
 
@@ -74,19 +116,19 @@ def scan(
     """
     top = os.path.realpath(root)
     root_stat = os.stat(top)
-    walk = _Walk(top, [], [], {(root_stat.st_dev, root_stat.st_ino)}, known or {}, [])
+    if known is not None and not isinstance(known, KnownStats):
+        known = KnownStats(known)
+    walk = _Walk(top, [], [], {(root_stat.st_dev, root_stat.st_ino)}, known or KnownStats())
     _walk(walk, top, "")
     files = walk.files
     if ordered:
         files.sort(key=lambda f: f.path)
     walk.issues.sort(key=lambda i: (i.path, i.code))
-    gone: tuple[str, ...] = ()
-    if known:
-        seen = len(walk.unchanged) + sum(1 for f in files if f.path in known)
-        if seen != len(known):
-            present = {*walk.unchanged, *(f.path for f in files)}
-            gone = tuple(sorted(known.keys() - present))
-    return ScanResult(tuple(files), tuple(walk.issues), gone)
+    gone = walk.gone
+    if known:  # every known note of a folder not walked (gone, or no longer a folder)
+        for prefix in known.folders.keys() - walk.visited:
+            gone += [prefix + name for name in known.folders[prefix]]
+    return ScanResult(tuple(files), tuple(walk.issues), tuple(sorted(gone)))
 
 
 def stat_note(root: str | os.PathLike[str], path: str) -> NoteFile | Issue | None:
@@ -110,38 +152,49 @@ def stat_note(root: str | os.PathLike[str], path: str) -> NoteFile | Issue | Non
 
 def _walk(walk: _Walk, folder: str, prefix: str) -> None:
     top, files, issues, seen_dirs = walk.top, walk.files, walk.issues, walk.seen_dirs
-    known, unchanged = walk.known, walk.unchanged
+    walk.visited.add(prefix)
+    known = walk.known.folders.get(prefix, {})
     try:
         entries: list[os.DirEntry[str]] = list(os.scandir(folder))
     except OSError as exc:
         issues.append(Issue(prefix.rstrip("/") or ".", None, None, "unreadable", str(exc)))
+        walk.gone += [prefix + name for name in known]
         return
     if any(e.is_symlink() for e in entries):
         # Real entries before symlinks, so a folder is always reached by its own path first.
         entries.sort(key=lambda e: (e.is_symlink(), e.name))
+    # Known notes still here and unchanged are only counted; a path is made for the others.
+    unchanged = 0
+    kept: set[str] = set()  # names of this folder's other notes
+    failed: set[str] = set()  # names of note files that could not be looked at
     for entry in entries:
         name = entry.name
         if name[0] in ".~" and is_ignored_name(name):
             continue
-        path = prefix + name
         if name.endswith(".md") and entry.is_file(follow_symlinks=False):
             # The common case, kept short: a regular note file.
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError as exc:
+                failed.add(name)
+                path = prefix + name
                 issues.append(Issue(path, None, None, "unreadable", f"Cannot stat: {exc.strerror}"))
                 continue
-            if path.isascii() or _decodable(name):
-                if known.get(path) == (st.st_size, st.st_mtime_ns, st.st_ino):
-                    unchanged.append(path)
+            if name.isascii() or _decodable(name):
+                if known.get(name) == (st.st_size, st.st_mtime_ns, st.st_ino):
+                    unchanged += 1
                 else:
+                    kept.add(name)
+                    path = prefix + name
                     files.append(NoteFile(path, entry.path, st.st_size, st.st_mtime_ns, st.st_ino))
                 continue
+        path = prefix + name
         if not _decodable(name):
             issues.append(
                 Issue(_printable(path), None, None, "not_utf8", "File name is not valid UTF-8")
             )
             continue
+        before = len(files)
         try:
             if entry.is_symlink():
                 _follow_link(walk, entry.path, path)
@@ -157,6 +210,16 @@ def _walk(walk: _Walk, folder: str, prefix: str) -> None:
                 )
         except OSError as exc:
             issues.append(Issue(path, None, None, "unreadable", f"Cannot stat: {exc.strerror}"))
+        if len(files) > before and files[-1].path == path:
+            kept.add(name)
+    if unchanged + len(kept & known.keys()) != len(known):
+        # Some known note of this folder is not one any more (rare): the unchanged ones are
+        # the regular note files that were neither kept nor failed.
+        regular = {
+            e.name for e in entries if e.name.endswith(".md") and e.is_file(follow_symlinks=False)
+        }
+        here = kept | (regular - failed)
+        walk.gone += [prefix + name for name in known if name not in here]
 
 
 def _follow_link(walk: _Walk, fspath: str, path: str) -> None:

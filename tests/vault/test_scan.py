@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import random
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -319,3 +321,71 @@ def test_stat_note_refuses_a_note_under_a_symlinked_folder_leaving_the_vault(
     found = stat_note(vault_dir, "elsewhere/secret.md")
 
     assert not isinstance(found, NoteFile)
+
+
+# -- scanning against what was seen before (`known`) ----------------------------------------
+
+
+def _stats(root: Path) -> dict[str, tuple[int, int, int]]:
+    return {f.path: (f.size, f.mtime_ns, f.ino) for f in scan(root).files}
+
+
+def _mutate(root: Path, rng: random.Random) -> None:
+    """One change a user or a sync tool might make to a vault."""
+    notes = sorted(p for p in _stats(root))
+    folders = sorted({p.rpartition("/")[0] for p in notes if "/" in p})
+    kind = rng.choice(
+        ["add", "edit", "delete", "folder", "dir-in-place", "symlink", "fifo", "drop"]
+    )
+    if kind == "add" or not notes:
+        _write(root, f"{rng.choice(['', 'a/', 'a/b/', 'c/'])}n{rng.randint(0, 99)}.md")
+    elif kind == "edit":
+        _write(root, rng.choice(notes), b"# edited " + bytes(str(rng.random()), "ascii"))
+    elif kind == "delete":
+        (root / rng.choice(notes)).unlink()
+    elif kind == "folder" and folders:
+        shutil.rmtree(root / rng.choice(folders))
+    elif kind == "dir-in-place":  # a note replaced by a folder of the same name
+        victim = root / rng.choice(notes)
+        victim.unlink()
+        victim.mkdir()
+    elif kind == "symlink":  # a note replaced by a link to another note (inside the vault)
+        victim, other = rng.choice(notes), rng.choice(notes)
+        (root / victim).unlink()
+        if victim != other:
+            os.symlink(root / other, root / victim)
+    elif kind == "fifo":
+        victim = root / rng.choice(notes)
+        victim.unlink()
+        os.mkfifo(victim)
+    elif kind == "drop":
+        (root / rng.choice(notes)).rename(root / f"moved{rng.randint(0, 99)}.txt")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_scan_against_known_stats_equals_a_full_scan(tmp_path: Path, seed: int) -> None:
+    """Unchanged notes are only counted, folder by folder: what is left (changed files, gone
+    paths) must be exactly what comparing a full scan with the known stats gives."""
+    rng = random.Random(seed)
+    root = tmp_path / "v"
+    for i in range(30):
+        _write(root, f"{rng.choice(['', 'a/', 'a/b/', 'c/'])}n{i}.md")
+    known = vault.KnownStats(_stats(root))
+    for _ in range(25):
+        _mutate(root, rng)
+        full = scan(root)
+        quick = scan(root, known=known)
+        seen = {f.path: (f.size, f.mtime_ns, f.ino) for f in full.files}
+        # Changed files are listed (a symlinked note always is: the reconciler compares it).
+        listed = {f.path: (f.size, f.mtime_ns, f.ino) for f in quick.files}
+        assert listed.items() <= seen.items()
+        changed = {p for p, s in seen.items() if known.get(p) != s}
+        assert {p for p, s in listed.items() if known.get(p) != s} == changed
+        assert list(quick.gone) == sorted(known.keys() - seen.keys())
+        assert quick.issues == full.issues
+        # As the reconciler does: remember what it saw.
+        for path in quick.gone:
+            del known[path]
+        for f in quick.files:
+            known[f.path] = (f.size, f.mtime_ns, f.ino)
+        assert dict(known) == seen
