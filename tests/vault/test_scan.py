@@ -350,10 +350,10 @@ def _mutate(root: Path, rng: random.Random) -> None:
         victim.unlink()
         victim.mkdir()
     elif kind == "symlink":  # a note replaced by a link to another note (inside the vault)
-        victim, other = rng.choice(notes), rng.choice(notes)
-        (root / victim).unlink()
-        if victim != other:
-            os.symlink(root / other, root / victim)
+        name, other = rng.choice(notes), rng.choice(notes)
+        (root / name).unlink()
+        if name != other:
+            os.symlink(root / other, root / name)
     elif kind == "fifo":
         victim = root / rng.choice(notes)
         victim.unlink()
