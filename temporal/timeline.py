@@ -3,10 +3,10 @@
 A time query is a *candidate* query over `spans` (occurrence time; `dates` joined with the
 anchor row for the other time fields), through an index: a width tier and a start range, or
 the paths associated with an entity. A `spans` row carries its record's filters and clock
-inputs, so one pass returns every matching row, compact and ordered, with its clock relation
-computed by SQLite; Python counts them, applies two rare replacements (a `source_event` claim
-stands for its source meeting; an `ACTIVE` query that matches a superseded record lists its
-current record after the direct matches) and builds full entries for one page only.
+inputs, so SQLite computes each row's clock relation, counts the rows and reads one page of
+them (temporal/listing.py); the rare rows read whole are those of two replacements (a
+`source_event` claim stands for its source meeting; an `ACTIVE` query that matches a superseded
+record lists its current record after the direct matches). Full entries are built for the page.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from temporal.recurrence import Occurrence, RecurrenceSet
 from temporal.rows import (
     Eligibility,
     Entry,
-    Row,
     Scan,
     Sql,
     Timeline,
@@ -73,9 +72,6 @@ class Occurrences:
     degraded: tuple[str, ...]
 
 
-# -- SQL pieces -----------------------------------------------------------------------------
-
-
 # -- queries --------------------------------------------------------------------------------
 
 
@@ -117,13 +113,8 @@ def timeline(
         field=query.time_field,
     )
     bounds = (query.since_us, query.until_us) if occurrence_time else None
-    degraded = _recurrence_degraded(reader, found, bounds, entities)
-    page = found.page(offset, first)
-    show_values(reader, scan.candidates, page)
-    if stand_ins:
-        stand_in(reader, page, scopes, entities or (), scan.valid_at, clock)
     local = local_date(as_of, query.tz)
-    return _result(reader, found, page, query, as_of, local, offset, degraded)
+    return _result(reader, found, query, stand_ins, entities, bounds, as_of, local, offset, first)
 
 
 def chronicle_day(
@@ -278,24 +269,28 @@ def _chronicle(
     scan = Scan(candidates, scopes, ["active", "superseded"], query.kind)
     stand_ins = query.kind is None
     found = listing(reader, scan, clock, stand_ins=stand_ins, active=True)
-    degraded = _recurrence_degraded(reader, found, bounds, None)
-    page = found.page(offset, first)
-    show_values(reader, scan.candidates, page)
-    if stand_ins:
-        stand_in(reader, page, scopes, (), None, clock)
-    return _result(reader, found, page, query, now_us, on, offset, degraded)
+    return _result(reader, found, query, stand_ins, None, bounds, now_us, on, offset, first)
 
 
 def _result(
     reader: Reader,
     found: Listing,
-    page: list[Row],
     query: TimelineQuery,
+    stand_ins: bool,
+    entities: Sequence[str] | None,
+    bounds: tuple[int | None, int | None] | None,
     as_of: int,
     on: date,
     offset: int,
-    degraded: set[str],
+    first: int,
 ) -> Timeline:
+    """One page of a listing with its values and stand-ins, and what describes the whole."""
+    degraded = _recurrence_degraded(reader, found, bounds, entities)
+    page = found.page(offset, first)
+    scan = found.scan
+    show_values(reader, scan.candidates, page)
+    if stand_ins:
+        stand_in(reader, page, scan.scopes, entities or (), scan.valid_at, found.clock)
     counts, total = found.counts, found.total
     end = offset + len(page)
     return Timeline(
@@ -343,6 +338,3 @@ def _recurrence_degraded(
         assoc, assoc_params = association_sql(entities)
         cut &= {r[0] for r in reader.run(assoc, assoc_params)}
     return {"recurrence_truncated"} if cut else set()
-
-
-# -- group: SOURCE --------------------------------------------------------------------------
