@@ -20,8 +20,12 @@ __all__ = [
 ]
 
 
-def page_size(value: int, *, name: str = "first", limit: int = 100) -> int:
-    """A page size in 1..limit."""
+def page_size(
+    value: int | None, *, default: int = 20, name: str = "first", limit: int = 100
+) -> int:
+    """A page size in 1..limit; `default` when not given (an explicit null included)."""
+    if value is None:
+        return default
     if not 1 <= value <= limit:
         raise InvalidInput(f"Argument {name!r} must be between 1 and {limit}, not {value}")
     return value

@@ -86,9 +86,9 @@ def _limits(
     hops_default: int,
 ) -> graph.TraversalLimits:
     return graph.TraversalLimits(
-        hops=page_size(hops_default if hops is None else hops, name=hops_name, limit=3),
-        max_paths=page_size(50 if max_paths is None else max_paths, name="maxPaths", limit=100),
-        fan_out=page_size(25 if fan_out is None else fan_out, name="fanOut", limit=100),
+        hops=page_size(hops, default=hops_default, name=hops_name, limit=3),
+        max_paths=page_size(max_paths, default=50, name="maxPaths", limit=100),
+        fan_out=page_size(fan_out, default=25, name="fanOut", limit=100),
     )
 
 

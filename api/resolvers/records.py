@@ -41,7 +41,7 @@ def records(
 ) -> RecordConnection:
     """The exhaustive inventory, filtered. Ranked search never proves completeness; this does."""
     context = info.context
-    size = page_size(20 if first is None else first)
+    size = page_size(first)
     flt = filter or RecordFilter()
     scopes = context.readable(flt.scope)
     snapshot = context.snapshot(scopes)

@@ -20,7 +20,7 @@ def search(
 ) -> SearchConnection:
     """FTS5/BM25 keyword search over title (8), aliases (6) and body (1)."""
     context = info.context
-    size = page_size(20 if first is None else first)
+    size = page_size(first)
     flt = filter or RecordFilter()
     scopes = context.readable(flt.scope)
     snapshot = context.snapshot(scopes)

@@ -43,7 +43,7 @@ def timeline(
 ) -> TimelineResult:
     """Dated records, optionally of one entity, grouped by source on request."""
     context = info.context
-    size = page_size(20 if first is None else first)
+    size = page_size(first)
     tz = _zone(timezone)
     since_us, until_us = _range(since, until)
     as_of_us = bound_us(as_of, name="asOf") if as_of is not None else None
@@ -90,7 +90,7 @@ def chronicle_day(
 ) -> TimelineResult:
     """Everything that occurred on one local day, or in its Monday-Sunday week."""
     context = info.context
-    size = page_size(20 if first is None else first)
+    size = page_size(first)
     tz = _zone(timezone)
     day = temporal.parse_local_date(date, name="date")
     span = temporal.week_of(day, tz) if week else temporal.local_day(day, tz)
@@ -123,7 +123,7 @@ def chronicle_since(
 ) -> TimelineResult:
     """Occurrence-time range, oldest first."""
     context = info.context
-    size = page_size(20 if first is None else first)
+    size = page_size(first)
     tz = _zone(timezone)
     since_us, until_us = _range(since, until)
     assert since_us is not None
@@ -178,7 +178,7 @@ def occurrences(
 ) -> OccurrenceResult:
     """Expanded occurrences of one recurring record inside a closed range."""
     context = info.context
-    size = page_size(100 if first is None else first, limit=_OCCURRENCE_PAGE)
+    size = page_size(first, default=100, limit=_OCCURRENCE_PAGE)
     tz = _zone(timezone)
     since_us, until_us = _range(since, until)
     assert since_us is not None and until_us is not None

@@ -82,7 +82,7 @@ class Coverage:
 
     @strawberry.field
     def issues(self, first: int | None = 20) -> list[ValidationIssue]:
-        size = page_size(20 if first is None else first, name="first", limit=1000)
+        size = page_size(first, name="first", limit=1000)
         return [ValidationIssue.from_domain(i) for i in self._issues(size)]
 
 
