@@ -17,10 +17,8 @@ import contextlib
 import gc
 import hashlib
 import json
-import multiprocessing
 import os
 from collections.abc import Callable, Collection, Iterable, Mapping
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -29,12 +27,14 @@ from temporal.changeset import ChangeSet, Entry, Guard, issue_key, snapshot_id
 from temporal.names import NameIndex, Resolution
 from temporal.store import Store
 from vault import IndexUnavailable, Issue, NoteFile, ParsedNote
+from vault.batch import read_and_parse, read_in_workers
 
 __all__ = ["ReconcileResult", "Reconciler", "VaultConfig"]
 
 _SENTINEL_HOOK = "ALMANAC_CRASH_AT"
 _BULK = 2000  # parsed notes above which a reconcile rebuilds the secondary indexes once
-_PARALLEL = 20_000  # files to read above which a second process parses half of them
+_PARALLEL = 5_000  # files to read from which a worker process reads and parses some of them
+_CHUNK = 500  # files per chunk (a chunk's parsed notes fit a pipe's buffer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,12 +182,12 @@ class Reconciler:
         known = {f.path: self.revisions[f.path] for f in present if f.path in self.revisions}
         aliases = dict(self.config.type_aliases)
         if len(present) >= self.parallel_from:
-            # Two cores: a second process reads and parses the first half meanwhile.
-            half = len(present) // 2
-            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-                other = pool.submit(read_and_parse, present[:half], known, aliases)
-                mine = read_and_parse(present[half:], known, aliases, progress=progress)
-                outcomes = other.result() + mine
+            # Two cores: a worker process reads and parses some chunks while this one does others.
+            with contextlib.closing(
+                read_in_workers(present, known, aliases, chunk=_CHUNK, progress=progress)
+            ) as chunks:
+                outcomes = [o for chunk in chunks for o in chunk]
+            outcomes.sort(key=lambda outcome: outcome[0])  # chunks come in any order
         else:
             outcomes = read_and_parse(present, known, aliases, progress=progress)
         for path, stat, parsed, issue in outcomes:
@@ -393,36 +393,6 @@ class Reconciler:
         row = conn.execute("SELECT value FROM meta WHERE key = 'digests'").fetchone()
         if row:
             self.digests = {k: int(v, 16) for k, v in json.loads(row[0]).items()}
-
-
-def read_and_parse(
-    files: list[NoteFile],
-    known: Mapping[str, str],
-    type_aliases: Mapping[str, str],
-    *,
-    progress: Callable[[int, int], None] | None = None,
-) -> list[tuple[str, tuple[int, int, int, str] | None, ParsedNote | None, Issue | None]]:
-    """Read each file and parse it unless its bytes hash to the `known` revision.
-
-    Returns, per file: its path, (size, mtime_ns, inode, sha256), the parsed note (None when
-    unchanged) and the read issue (then nothing else). Runs in a second process too.
-    """
-    out: list[tuple[str, tuple[int, int, int, str] | None, ParsedNote | None, Issue | None]] = []
-    for done, file in enumerate(files, 1):
-        content = vault.read_bytes(file)
-        if isinstance(content, Issue):
-            out.append((file.path, None, None, content))
-            continue
-        stat = (content.size, content.mtime_ns, content.ino, content.sha256)
-        parsed = None
-        if known.get(file.path) != content.sha256:
-            parsed = vault.parse_note(
-                file.path, content.data, revision=content.sha256, type_aliases=type_aliases
-            )
-        out.append((file.path, stat, parsed, None))
-        if progress is not None and done % 500 == 0:
-            progress(done, len(files))
-    return out
 
 
 class _OtherWriter(Exception):
