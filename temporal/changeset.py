@@ -91,9 +91,9 @@ class ChangeSet:
         self.rows: dict[str, list[tuple[object, ...]]] = {}
         self.seen: list[tuple[str, str]] = []
         self.names = rec.names
-        # Targets repeat (hubs): resolve each (target, kind, scope, folder) once per plan,
-        # after every name of the change set is in the index.
-        self._resolved: dict[tuple[str, str, str, str], Resolution] = {}
+        # Targets repeat (hubs): resolve each (target, kind, scope) once per plan, after every
+        # name of the change set is in the index.
+        self._resolved: dict[tuple[str, str, str], Resolution | list[str]] = {}
         self._keys: dict[str, tuple[str, str]] = {}
 
     def run(self) -> None:
@@ -156,9 +156,10 @@ class ChangeSet:
                     scope=entry.scope,
                     names=(note.title, *note.aliases),
                 )
-                lower, norm = self.names.keys(path)
-                lower_keys |= lower
-                norm_keys |= norm
+                if rec.entries:  # else no committed target can match a name: nothing to look for
+                    lower, norm = self.names.keys(path)
+                    lower_keys |= lower
+                    norm_keys |= norm
         self.affected = set(self.notes) | self._targets_matching(lower_keys, norm_keys)
         for note_id in id_keys:
             self.affected |= self.names.paths_with_id(note_id) | self.names.case_twins(note_id)
@@ -264,14 +265,18 @@ class ChangeSet:
             entry.refs = tuple((f, o, t) for f, o, k, _x, t, _l in items if f != "link")
         ambiguous: list[tuple[int, str]] = []
         folder = path.rpartition("/")[0]
-        cache = self._resolved
+        cache, keys, names = self._resolved, self._keys, self.names
         for fld, ord_, kind, text, target, line in items:
-            key = (target, kind, entry.scope, folder)
-            res: Resolution | None = cache.get(key) if entry.valid else _MISSING
-            if res is None:
-                res = cache[key] = self.names.resolve(
-                    target, kind=kind, scope=entry.scope, from_path=path
-                )
+            res: Resolution
+            if entry.valid:
+                found = cache.get((target, kind, entry.scope))
+                if found is None:
+                    found = cache[(target, kind, entry.scope)] = names.resolve(
+                        target, kind=kind, scope=entry.scope
+                    )
+                res = found if isinstance(found, Resolution) else names.in_folder(found, folder)
+            else:
+                res = _MISSING
             if fld == "link":
                 if res.status == "ambiguous":
                     ambiguous.append((line or 0, text))
@@ -280,21 +285,11 @@ class ChangeSet:
                 if res.path is not None:
                     self._referrers_of(res.path).add(path)
             resolved_id = self.entries[res.path].id if res.path else None
+            lower, norm = keys.get(target) or self._target_keys(target)
             rows.append(
-                (
-                    path,
-                    fld,
-                    ord_,
-                    kind,
-                    text,
-                    line,
-                    target,
-                    *self._target_keys(target),
-                    resolved_id,
-                    res.path,
-                    res.status,
-                )
-            )
+                (path, fld, ord_, kind, text, line, target, lower, norm, resolved_id, res.path,
+                 res.status)
+            )  # fmt: skip
         entry.ambiguous_links = tuple(ambiguous)
         self.rows[path] = rows
 
@@ -332,8 +327,10 @@ class ChangeSet:
                 entry.eligible = value
                 self.derived.add(path)
             pending = set()
+            self.affected_ids.update(self.entries[path].id for path in flipped)
+            if len(memo) == len(self.entries):
+                break  # every note was worked out in this round: no referrer left to revisit
             for path in flipped:
-                self.affected_ids.add(self.entries[path].id)
                 # A referrer worked out in this round already saw the new value (memo).
                 pending |= {
                     r for r in self.referrers.get(path) or () if r in self.entries and r not in memo
@@ -412,19 +409,26 @@ class ChangeSet:
 
     def write(self, conn: sqlite3.Connection) -> None:
         """Replace the rows of every changed and affected note, in the caller's transaction."""
-        removed = [(p,) for p, _ in self._undo]
-        for table in ("notes", "dates", "spans", "names"):
-            conn.executemany(f"DELETE FROM {table} WHERE path = ?", removed)
-        scope_of = self.rec.config.scope_of
-        conn.executemany("DELETE FROM issues WHERE path = ? AND origin = 'file'", removed)
-        rewrite = [(p,) for p in sorted(set(self.rows) | {p for p, _ in self._undo})]
-        derived = [(p,) for p in sorted(self.derived | {p for p, _ in self._undo} | set(self.rows))]
+        removed = [p for p, _ in self._undo]
+        rewrite = sorted(set(self.rows) | set(removed))
+        derived = sorted(self.derived | set(removed) | set(self.rows))
         # Whose associations may change: every path rewritten or re-derived, and the sources
-        # their claims and relationships name, before and after.
-        associated = {p for (p,) in derived} | _sources_of(conn, derived)
-        conn.executemany("DELETE FROM targets WHERE path = ?", rewrite)
-        conn.executemany("DELETE FROM sources WHERE path = ?", rewrite)
-        conn.executemany("DELETE FROM issues WHERE path = ? AND origin = 'derived'", derived)
+        # their claims and relationships name, before (read here) and after.
+        associated = set(derived) | _sources_of(conn, derived)
+        # One statement per table and path list (a first load has nothing to delete).
+        for table, paths, where in (
+            ("notes", removed, ""),
+            ("dates", removed, ""),
+            ("spans", removed, ""),
+            ("names", removed, ""),
+            ("issues", removed, " AND origin = 'file'"),
+            ("targets", rewrite, ""),
+            ("sources", rewrite, ""),
+            ("issues", derived, " AND origin = 'derived'"),
+        ):
+            sql = f"DELETE FROM {table} WHERE path IN (SELECT value FROM json_each(?)){where}"
+            conn.execute(sql, [json.dumps(paths)])
+        scope_of = self.rec.config.scope_of
         conn.executemany("INSERT INTO notes VALUES (" + ",".join("?" * 27) + ")", self._note_rows())
         conn.executemany("INSERT INTO dates VALUES (?, ?, ?, ?, ?, ?)", self._date_rows())
         conn.executemany(f"INSERT INTO spans VALUES ({','.join('?' * 25)})", self._span_rows())
@@ -442,7 +446,7 @@ class ChangeSet:
                 for i in self.file_issues[p]
             ],
         )
-        derived_paths = sorted(p for (p,) in derived if p in self.entries)
+        derived_paths = [p for p in derived if p in self.entries]
         eligibility = [
             (int(self.entries[p].eligible), p) for p in derived_paths if p not in self.notes
         ]
@@ -708,10 +712,10 @@ def _json(value: object) -> str:
     return json.dumps(value, default=str)
 
 
-def _sources_of(conn: sqlite3.Connection, paths: list[tuple[str]]) -> set[str]:
+def _sources_of(conn: sqlite3.Connection, paths: list[str]) -> set[str]:
     """The sources named by the claims and relationships among `paths` (table `sources`)."""
     sql = "SELECT source FROM sources WHERE path IN (SELECT value FROM json_each(?))"
-    return {r[0] for r in conn.execute(sql, [json.dumps([p for (p,) in paths])])}
+    return {r[0] for r in conn.execute(sql, [json.dumps(paths)])}
 
 
 def snapshot_id(digests: Mapping[str, int], scopes: Iterable[str] | None, fingerprint: str) -> str:

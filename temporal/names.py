@@ -105,8 +105,13 @@ class NameIndex:
         twins = _members(self._by_fold.get(_fold(note_id)))
         return {p for p in twins if self._keys[p][0] != note_id}
 
-    def resolve(self, target: str, *, kind: str, scope: str, from_path: str) -> Resolution:
-        """Resolve a link or reference target written in the note at `from_path`."""
+    def resolve(self, target: str, *, kind: str, scope: str) -> Resolution | list[str]:
+        """Resolve a link or reference target written in a note of `scope`.
+
+        Returns:
+            The resolution, or the paths of several files whose names match: the linking
+            note's folder decides among those (`in_folder`).
+        """
         nfc = unicodedata.normalize("NFC", target)
         if kind == "markdown":
             return self._pick(self._by_slug.get(nfc), scope)
@@ -117,14 +122,16 @@ class NameIndex:
         wanted = nfc.lower()
         same_name = self._in_scope(self._by_file.get(wanted.rpartition("/")[2]), scope)
         by_file = [p for p in same_name if _ends_with_path(self._slug[p].lower(), wanted)]
+        if len(by_file) > 1:
+            return by_file
         if by_file:
-            if len(by_file) > 1:
-                folder = from_path.rpartition("/")[0]
-                local = [p for p in by_file if self._slug[p].rpartition("/")[0] == folder]
-                if len(local) == 1:
-                    return Resolution("resolved", local[0])
-            return _one_or_ambiguous(by_file)
+            return Resolution("resolved", by_file[0])
         return self._pick(self._by_name.get(normalize_name(target)), scope)
+
+    def in_folder(self, paths: list[str], folder: str) -> Resolution:
+        """Among several files of one name, the one in `folder`; else the target is ambiguous."""
+        local = [p for p in paths if self._slug[p].rpartition("/")[0] == folder]
+        return Resolution("resolved", local[0]) if len(local) == 1 else Resolution("ambiguous")
 
     def _in_scope(self, paths: _Paths | None, scope: str) -> list[str]:
         if paths is None:

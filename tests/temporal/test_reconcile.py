@@ -269,3 +269,35 @@ def test_a_large_reconcile_parses_in_a_second_process_with_the_same_result(
     store.close()
     assert result.parsed == len(NOTES) + 60
     assert dump(parallel) == dump(serial)
+
+
+def test_a_file_name_shared_by_several_notes_resolves_to_the_one_in_the_linking_folder(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "vault"
+    write(
+        root,
+        {
+            "a/standup.md": "---\ntitle: A standup\n---\n",
+            "b/standup.md": "---\ntitle: B standup\n---\n",
+            "a/x.md": "See [[standup]].\n",
+            "b/y.md": "See [[standup]].\n",
+            "c/z.md": "See [[standup]].\n",
+            "c/w.md": "---\ntype: claim\nsubject: standup\n---\n",
+        },
+    )
+    db = tmp_path / "s.db"
+    reconcile(root, db)
+    conn = sqlite3.connect(db)
+    rows = conn.execute(
+        "SELECT path, resolved_path, status FROM targets WHERE target = 'standup' ORDER BY path"
+    ).fetchall()
+    issues = conn.execute("SELECT path, code FROM issues ORDER BY path, code").fetchall()
+    conn.close()
+    assert rows == [
+        ("a/x.md", "a/standup.md", "resolved"),
+        ("b/y.md", "b/standup.md", "resolved"),
+        ("c/w.md", None, "ambiguous"),
+        ("c/z.md", None, "ambiguous"),
+    ]
+    assert ("c/w.md", "ambiguous_link") in issues and ("c/z.md", "ambiguous_link") in issues
