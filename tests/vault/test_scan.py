@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import shutil
@@ -182,12 +183,14 @@ def test_scan_through_a_symlinked_vault_root(vault_dir: Path, tmp_path: Path) ->
     assert _paths(tmp_path / "vault-link") == ["a.md"]
 
 
-def _ordered_scandir(reverse: bool) -> Callable[[str], list[os.DirEntry[str]]]:
+def _ordered_scandir(
+    reverse: bool,
+) -> Callable[[str], contextlib.nullcontext[list[os.DirEntry[str]]]]:
     real_scandir = os.scandir
 
-    def scandir(path: str) -> list[os.DirEntry[str]]:
+    def scandir(path: str) -> contextlib.nullcontext[list[os.DirEntry[str]]]:
         with real_scandir(path) as entries:
-            return sorted(entries, key=lambda e: e.name, reverse=reverse)
+            return contextlib.nullcontext(sorted(entries, key=lambda e: e.name, reverse=reverse))
 
     return scandir
 
