@@ -26,6 +26,7 @@ from temporal.dates import DateValue
 from temporal.names import Resolution, normalize_name
 from temporal.records import note_dates
 from temporal.spans import span_rows
+from temporal.store import Background, marks
 from temporal.tables import ASSOCIATE
 from vault import Issue, Note, ParsedNote
 
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 __all__ = ["ChangeSet", "Entry", "Guard", "issue_key", "snapshot_id"]
 
 _REQUIRED = {"relationship": ("from", "to"), "claim": ("subject",)}
+# A link or reference as written: (field, ord, kind, text, target, line).
+_Target = tuple[str, int, str, str, str, int | None]
 _MISSING = Resolution("missing")
 
 
@@ -95,6 +98,7 @@ class ChangeSet:
         # name of the change set is in the index.
         self._resolved: dict[tuple[str, str, str], Resolution | list[str]] = {}
         self._keys: dict[str, tuple[str, str]] = {}
+        self._links: dict[str, list[_Target]] = {}  # links of the notes resolved, until the write
 
     def run(self) -> None:
         rec = self.rec
@@ -239,31 +243,50 @@ class ChangeSet:
         return found
 
     def _resolve(self, path: str) -> None:
+        """Resolve a note's references, which eligibility needs; its links wait for the write."""
         entry = self._own(path)
         for old in entry.resolved.values():
             if old.path is not None and old.path in self.referrers:
                 self._referrers_of(old.path).discard(path)
         entry.resolved = {}
-        rows: list[tuple[object, ...]] = []
-        links: Iterable[tuple[str, int, str, str, str, int | None]]
+        links: list[_Target]
         if path in self.notes:
             note = self.notes[path]
+            refs: list[_Target] = [(f, o, "ref", t, t, note.lines.get(f)) for f, o, t in entry.refs]
             links = [
                 ("link", i, link.kind, link.text, link.target, link.line)
                 for i, link in enumerate(note.links)
             ]
-            refs = [(f, o, "ref", t, t, note.lines.get(f)) for f, o, t in entry.refs]
-            items = [*refs, *links]
         else:
-            items = list(
-                self.rec.store.conn.execute(
-                    "SELECT field, ord, kind, text, target, line FROM targets WHERE path = ?"
-                    " ORDER BY field, ord",
-                    (path,),
-                )
+            items = self.rec.store.conn.execute(
+                "SELECT field, ord, kind, text, target, line FROM targets WHERE path = ?"
+                " ORDER BY field, ord",
+                (path,),
+            ).fetchall()
+            refs = [item for item in items if item[0] != "link"]
+            links = [item for item in items if item[0] == "link"]
+            entry.refs = tuple((f, o, t) for f, o, _k, _x, t, _l in refs)
+        self.rows[path] = self._target_rows(path, entry, refs)
+        self._links[path] = links
+
+    def _resolve_links(self) -> None:
+        """Resolve the links of every note `_resolve` saw (in memory: no database read)."""
+        for path, links in sorted(self._links.items()):
+            entry = self.entries[path]
+            rows = self._target_rows(path, entry, links)
+            entry.ambiguous_links = tuple(
+                (line or 0, text)
+                for (_f, _o, _k, text, _t, line), row in zip(links, rows, strict=True)
+                if row[-1] == "ambiguous"
             )
-            entry.refs = tuple((f, o, t) for f, o, k, _x, t, _l in items if f != "link")
-        ambiguous: list[tuple[int, str]] = []
+            self.rows[path] += rows
+        self._links = {}
+
+    def _target_rows(
+        self, path: str, entry: Entry, items: list[_Target]
+    ) -> list[tuple[object, ...]]:
+        """Resolve targets of the note at `path`: its `targets` rows; references are remembered."""
+        rows: list[tuple[object, ...]] = []
         folder = path.rpartition("/")[0]
         cache, keys, names = self._resolved, self._keys, self.names
         for fld, ord_, kind, text, target, line in items:
@@ -277,10 +300,7 @@ class ChangeSet:
                 res = found if isinstance(found, Resolution) else names.in_folder(found, folder)
             else:
                 res = _MISSING
-            if fld == "link":
-                if res.status == "ambiguous":
-                    ambiguous.append((line or 0, text))
-            else:
+            if fld != "link":
                 entry.resolved[(fld, ord_)] = res
                 if res.path is not None:
                     self._referrers_of(res.path).add(path)
@@ -290,8 +310,7 @@ class ChangeSet:
                 (path, fld, ord_, kind, text, line, target, lower, norm, resolved_id, res.path,
                  res.status)
             )  # fmt: skip
-        entry.ambiguous_links = tuple(ambiguous)
-        self.rows[path] = rows
+        return rows
 
     def _target_keys(self, target: str) -> tuple[str, str]:
         """(key_lower, key_norm) of a target text, made once per plan (hubs repeat)."""
@@ -407,11 +426,17 @@ class ChangeSet:
 
     # -- writing ------------------------------------------------------------------------
 
-    def write(self, conn: sqlite3.Connection) -> None:
-        """Replace the rows of every changed and affected note, in the caller's transaction."""
+    def write(self, conn: sqlite3.Connection, background: Background) -> None:
+        """Replace the rows of every changed and affected note, in the caller's transaction.
+
+        Once the notes are written, `background` may work on them (a bulk load builds their
+        full-text index and indexes): meanwhile this resolves links and makes the other rows
+        without touching the connection.
+        """
         removed = [p for p, _ in self._undo]
         rewrite = sorted(set(self.rows) | set(removed))
         derived = sorted(self.derived | set(removed) | set(self.rows))
+        derived_paths = [p for p in derived if p in self.entries]
         # Whose associations may change: every path rewritten or re-derived, and the sources
         # their claims and relationships name, before (read here) and after.
         associated = set(derived) | _sources_of(conn, derived)
@@ -428,29 +453,33 @@ class ChangeSet:
         ):
             sql = f"DELETE FROM {table} WHERE path IN (SELECT value FROM json_each(?)){where}"
             conn.execute(sql, [json.dumps(paths)])
-        scope_of = self.rec.config.scope_of
         conn.executemany("INSERT INTO notes VALUES (" + ",".join("?" * 27) + ")", self._note_rows())
-        conn.executemany("INSERT INTO dates VALUES (?, ?, ?, ?, ?, ?)", self._date_rows())
-        conn.executemany(f"INSERT INTO spans VALUES ({','.join('?' * 25)})", self._span_rows())
-        conn.executemany("INSERT INTO names VALUES (?, ?, ?)", self._name_rows())
-        conn.executemany(
-            "INSERT INTO targets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [row for p in sorted(self.rows) for row in self.rows[p]],
-        )
-        conn.executemany("INSERT INTO sources VALUES (?, ?, ?, ?)", self._source_rows())
-        conn.executemany(
-            "INSERT INTO issues VALUES (?, ?, ?, ?, ?, ?, 'file', ?)",
-            [
-                (i.path, i.line, i.field, i.code, i.message, i.record_id, scope_of(i.path))
-                for p in sorted(self.file_issues)
-                for i in self.file_issues[p]
-            ],
-        )
-        derived_paths = [p for p in derived if p in self.entries]
         eligibility = [
             (int(self.entries[p].eligible), p) for p in derived_paths if p not in self.notes
         ]
         conn.executemany("UPDATE notes SET eligible = ? WHERE path = ?", eligibility)
+        background.start()
+        try:
+            self._resolve_links()
+            scope_of = self.rec.config.scope_of
+            rows: dict[str, list[tuple[object, ...]]] = {
+                "dates": list(self._date_rows()),
+                "spans": list(self._span_rows()),
+                "names": list(self._name_rows()),
+                "targets": [row for p in sorted(self.rows) for row in self.rows[p]],
+                "sources": list(self._source_rows()),
+                "issues": [
+                    (i.path, i.line, i.field, i.code, i.message, i.record_id, "file", scope)
+                    for p in sorted(self.file_issues)
+                    for i in self.file_issues[p]
+                    for scope in (scope_of(i.path),)
+                ],
+            }
+        finally:
+            background.wait()
+        for table, items in rows.items():
+            if items:
+                conn.executemany(f"INSERT INTO {table} VALUES ({marks(items[0])})", items)
         conn.executemany("UPDATE spans SET eligible = ? WHERE path = ?", eligibility)
         conn.executemany("UPDATE sources SET eligible = ? WHERE path = ?", eligibility)
         again = json.dumps(sorted(associated | _sources_of(conn, derived)))

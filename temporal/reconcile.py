@@ -277,8 +277,8 @@ class Reconciler:
             if self._other_writer():
                 raise _OtherWriter
             _hook("before-write")
-            with self.store.bulk(conn) if bulk else contextlib.nullcontext():
-                plan.write(conn)
+            with self.store.bulk(conn, active=bulk) as background:
+                plan.write(conn, background)
             conn.executemany(
                 "DELETE FROM files WHERE path = ?",
                 [(p,) for p, s in new_stats.items() if s is None],

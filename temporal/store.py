@@ -35,7 +35,7 @@ from temporal.tables import (
 )
 from vault import IndexUnavailable, InvalidInput, Issue, QueryTooComplex
 
-__all__ = ["Count", "RecordFilter", "Reader", "StatusCounts", "Store", "marks"]
+__all__ = ["Background", "Count", "RecordFilter", "Reader", "StatusCounts", "Store", "marks"]
 
 _BUSY_MS = 10_000
 _MMAP_BYTES = 1 << 30
@@ -130,22 +130,32 @@ class Store:
             raise
 
     @contextlib.contextmanager
-    def bulk(self, conn: sqlite3.Connection) -> Iterator[None]:
+    def bulk(self, conn: sqlite3.Connection, *, active: bool = True) -> Iterator[Background]:
         """Inside a write: drop the secondary indexes, and build them again after the block.
 
         Building an index once over sorted keys is several times faster than
-        keeping it up to date row by row, which is what a first reconcile needs.
+        keeping it up to date row by row, which is what a first reconcile needs. The
+        full-text index and the notes' indexes are built by the `Background` the block gets,
+        once it says the notes are written; the others at the end. Inactive, the block gets a
+        `Background` with nothing to do, and the indexes stay.
         """
+        if not active:
+            yield Background(conn, ())
+            return
         for statement in PROJECTION_INDEXES:
             conn.execute("DROP INDEX IF EXISTS " + statement.split(" ON ")[0].split()[-1])
         for name in SEARCH_TRIGGERS:
             conn.execute(f"DROP TRIGGER IF EXISTS {name}")
-        yield
         # The full-text index, likewise: one pass over every note instead of one per row.
-        for statement in SEARCH_REBUILD:
-            conn.execute(statement)
+        background = Background(conn, (*SEARCH_REBUILD, *_NOTES_INDEXES))
+        try:
+            yield background
+        finally:
+            background.wait()
+        background.run_here()  # when the block never started it
         for statement in PROJECTION_INDEXES:
-            conn.execute(statement)
+            if statement not in _NOTES_INDEXES:
+                conn.execute(statement)
         _create_triggers(conn)
 
     @contextlib.contextmanager
@@ -195,6 +205,49 @@ class Store:
                 conn.execute(statement)
             _create_triggers(conn)
             conn.execute("INSERT INTO meta VALUES ('fingerprint', ?)", (self.fingerprint,))
+
+
+class Background:
+    """Statements run in a second thread, over the connection of a write in progress.
+
+    SQLite releases the GIL while a statement runs, so Python work goes on meanwhile: the
+    caller must not touch the connection between `start()` and `wait()`.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, statements: Sequence[str]) -> None:
+        self.conn = conn
+        self.statements = list(statements)
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    def start(self) -> None:
+        """Begin running the statements (once)."""
+        if self.statements and self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="almanac-bulk", daemon=True)
+            self._thread.start()
+
+    def wait(self) -> None:
+        """Wait for the statements; raise what one of them raised. No-op if never started."""
+        if self._thread is None:
+            return
+        self._thread.join()
+        self._thread = None
+        self.statements = []
+        if self._error is not None:
+            raise self._error
+
+    def run_here(self) -> None:
+        """Run the statements not run yet in this thread."""
+        for statement in self.statements:
+            self.conn.execute(statement)
+        self.statements = []
+
+    def _run(self) -> None:
+        try:
+            for statement in self.statements:
+                self.conn.execute(statement)
+        except BaseException as exc:  # handed to wait()
+            self._error = exc
 
 
 class Reader:
@@ -419,6 +472,12 @@ def _record(
         links=tuple(links),
         extra=json.loads(row["extra"]),
     )
+
+
+# The notes' own indexes (and their narrow copy's): the bulk load's background builds them.
+_NOTES_INDEXES = tuple(
+    s for s in PROJECTION_INDEXES if s.split(" ON ")[1].split()[0] in ("notes", "search_keys")
+)
 
 
 def _create_triggers(conn: sqlite3.Connection) -> None:

@@ -301,3 +301,30 @@ def test_a_file_name_shared_by_several_notes_resolves_to_the_one_in_the_linking_
         ("c/z.md", None, "ambiguous"),
     ]
     assert ("c/w.md", "ambiguous_link") in issues and ("c/z.md", "ambiguous_link") in issues
+
+
+def test_a_bulk_write_over_committed_notes_equals_a_clean_rebuild(tmp_path: Path) -> None:
+    # Committed claims about a subject that does not exist yet: not eligible. A bulk write
+    # (more new notes than committed ones) adds the subject, so those claims, unchanged
+    # themselves, become eligible while the notes' indexes and full-text index are rebuilt.
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    write(root, {f"c/{i}.md": f"---\ntype: claim\nsubject: Zed\n---\nZed {i}.\n" for i in range(5)})
+    db = tmp_path / "state.db"
+    assert reconcile(root, db).parsed == len(NOTES) + 5
+    write(
+        root,
+        {f"bulk/n{i}.md": f"---\ntitle: N{i}\n---\n[[Zed]] [[N{i + 1}]]\n" for i in range(2100)},
+    )
+    write(root, {"people/zed.md": "---\ntype: person\n---\n# Zed\n"})
+    reconcile(root, db)
+    assert dump(db) == clean_rebuild(root, tmp_path, db)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute(
+            "SELECT count(*) FROM notes WHERE path LIKE 'c/%' AND eligible"
+        ).fetchone() == (5,)
+        keys = "rowid, path, id, scope, kind, type, tags, lifecycle, eligible"
+        assert sorted(conn.execute(f"SELECT {keys} FROM notes")) == sorted(
+            conn.execute(f"SELECT {keys} FROM search_keys")
+        )
+        conn.execute("INSERT INTO search (search) VALUES ('integrity-check')")
