@@ -347,8 +347,8 @@ class ChangeSet:
                 self.derived.add(path)
             pending = set()
             self.affected_ids.update(self.entries[path].id for path in flipped)
-            if len(memo) == len(self.entries):
-                break  # every note was worked out in this round: no referrer left to revisit
+            if not self.rec.entries:
+                break  # a first load works out every note in its first round: none to revisit
             for path in flipped:
                 # A referrer worked out in this round already saw the new value (memo).
                 pending |= {
