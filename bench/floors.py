@@ -228,6 +228,34 @@ def _row(index: int) -> tuple[str, ...]:
     )
 
 
+def paired(
+    floor: Callable[[], object], thing: Callable[[], object], runs: int
+) -> tuple[float, float, float]:
+    """Floor and thing timed alternately, run after run (so that a busy moment of the machine
+    hits both), after one untimed call each: their median seconds and the median of the
+    per-run ratios."""
+    floor(), thing()
+    floors_s, things_s, ratios = [], [], []
+    for _ in range(runs):
+        start = time.perf_counter()
+        floor()
+        middle = time.perf_counter()
+        thing()
+        end = time.perf_counter()
+        floors_s.append(middle - start)
+        things_s.append(end - middle)
+        ratios.append((end - middle) / (middle - start))
+    return statistics.median(floors_s), statistics.median(things_s), statistics.median(ratios)
+
+
+def paired_ms(
+    floor: Callable[[], object], thing: Callable[[], object], runs: int
+) -> tuple[float, float, float]:
+    """`paired` in milliseconds (3 decimals), the ratio to 2 decimals."""
+    floor_s, thing_s, ratio = paired(floor, thing, runs)
+    return round(floor_s * 1000, 3), round(thing_s * 1000, 3), round(ratio, 2)
+
+
 def median(
     run: Callable[[], object],
     runs: int,

@@ -62,29 +62,6 @@ def median_ms(action: Callable[[], object], runs: int) -> float:
     return round(floors.median(action, runs, warm=True) * 1000, 3)
 
 
-def paired(
-    floor: Callable[[], object], thing: Callable[[], object], runs: int
-) -> tuple[float, float, float]:
-    """Floor and thing timed alternately, run after run (so that a busy moment of the machine
-    hits both): their medians in ms and the median of the per-run ratios."""
-    floor(), thing()
-    floors_s, things_s, ratios = [], [], []
-    for _ in range(runs):
-        start = time.perf_counter()
-        floor()
-        middle = time.perf_counter()
-        thing()
-        end = time.perf_counter()
-        floors_s.append(middle - start)
-        things_s.append(end - middle)
-        ratios.append((end - middle) / (middle - start))
-    return (
-        round(statistics.median(floors_s) * 1000, 3),
-        round(statistics.median(things_s) * 1000, 3),
-        round(statistics.median(ratios), 2),
-    )
-
-
 def raw_bfs(g: Any, seed: str, *, hops: int, fan_out: int, max_paths: int) -> int:
     """The floor: networkx's own bounded BFS, both directions, first `fan_out` neighbours."""
 
@@ -165,7 +142,7 @@ def main() -> None:
     out["ratio_cold_library"] = round(statistics.median(p[1] / p[0] for p in pairs), 2)
     for name, node in (("hub", hub), ("ordinary", ordinary)):
         found = seeds(node)
-        floor_ms, thing_ms, ratio = paired(
+        floor_ms, thing_ms, ratio = floors.paired_ms(
             lambda node=node: raw_bfs(g, node, hops=3, fan_out=25, max_paths=100),  # type: ignore[misc]
             lambda found=found: graph.traverse(view, found, limits=limits, edges=edges),  # type: ignore[misc]
             runs * 10,
