@@ -273,7 +273,7 @@ class Reconciler:
         plan = ChangeSet(self, changes, now_us)
         plan.run()
         bulk = len(plan.notes) > _BULK and len(plan.notes) > len(self.entries)
-        with self.store.write() as conn:
+        with self.store.write(checkpoint_later=bulk) as conn:
             if self._other_writer():
                 raise _OtherWriter
             _hook("before-write")

@@ -39,6 +39,7 @@ __all__ = ["Background", "Count", "RecordFilter", "Reader", "StatusCounts", "Sto
 
 _BUSY_MS = 10_000
 _MMAP_BYTES = 1 << 30
+_AUTOCHECKPOINT = 1000  # pages: SQLite's default
 _TIME_FIELDS = ("occurred_at", "recorded_at", "updated_at", "due_at")
 
 
@@ -86,6 +87,7 @@ class Store:
         self.fingerprint = fingerprint
         self._readers: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._checkpointer: threading.Thread | None = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, fingerprint: str = FINGERPRINT) -> Store:
@@ -107,7 +109,8 @@ class Store:
         return store
 
     def close(self) -> None:
-        """Close every connection."""
+        """Close every connection (once a background checkpoint is done)."""
+        self.settle()
         with self._lock:
             for reader in self._readers:
                 reader.close()
@@ -115,19 +118,43 @@ class Store:
         self.conn.close()
 
     @contextlib.contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (`BEGIN IMMEDIATE`), committed on success, rolled back on error."""
+    def write(self, *, checkpoint_later: bool = False) -> Iterator[sqlite3.Connection]:
+        """One write transaction (`BEGIN IMMEDIATE`), committed on success, rolled back on error.
+
+        Args:
+            checkpoint_later: For a big write: its commit (durable once the log is synced)
+                does not also copy the log into the database file; a background thread
+                does that afterwards (`settle()` waits for it).
+        """
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             raise IndexUnavailable(f"Cannot start a write: {exc}") from exc
         try:
             yield self.conn
-            self.conn.execute("COMMIT")
+            if checkpoint_later:
+                self.conn.execute("PRAGMA wal_autocheckpoint = 0")
+            try:
+                self.conn.execute("COMMIT")
+            finally:
+                if checkpoint_later:
+                    self.conn.execute(f"PRAGMA wal_autocheckpoint = {_AUTOCHECKPOINT}")
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             raise
+        if checkpoint_later:
+            self.settle()
+            self._checkpointer = threading.Thread(
+                target=_checkpoint, args=(self.path,), name="almanac-checkpoint", daemon=True
+            )
+            self._checkpointer.start()
+
+    def settle(self) -> None:
+        """Wait for the background checkpoint of the last big write, if one runs."""
+        if self._checkpointer is not None:
+            self._checkpointer.join()
+            self._checkpointer = None
 
     @contextlib.contextmanager
     def bulk(self, conn: sqlite3.Connection, *, active: bool = True) -> Iterator[Background]:
@@ -478,6 +505,18 @@ def _record(
 _NOTES_INDEXES = tuple(
     s for s in PROJECTION_INDEXES if s.split(" ON ")[1].split()[0] in ("notes", "search_keys")
 )
+
+
+def _checkpoint(path: Path) -> None:
+    """Copy the write-ahead log into the database file, from a connection of its own."""
+    try:
+        conn = _connect(path)
+        try:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        pass  # the next commit's automatic checkpoint copies what this did not
 
 
 def _create_triggers(conn: sqlite3.Connection) -> None:

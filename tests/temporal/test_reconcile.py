@@ -328,3 +328,28 @@ def test_a_bulk_write_over_committed_notes_equals_a_clean_rebuild(tmp_path: Path
             conn.execute(f"SELECT {keys} FROM search_keys")
         )
         conn.execute("INSERT INTO search (search) VALUES ('integrity-check')")
+
+
+def test_a_bulk_write_copies_its_log_into_the_database_file_in_the_background(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "vault"
+    write(
+        root,
+        {f"n/{i}.md": f"---\ntitle: N{i}\n---\n[[N{i + 1}]] {'text ' * 40}\n" for i in range(2100)},
+    )
+    db = tmp_path / "state.db"
+    store = temporal.Store.open(db)
+    rec = temporal.Reconciler(store, root, temporal.VaultConfig())
+    rec.reconcile(now_us=NOW)
+    store.settle()
+    # The commit left the log alone; the background checkpoint filled the database file.
+    assert db.stat().st_size > 2_000_000
+    assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (1000,)
+    assert not rec._other_writer()  # a checkpoint is no other writer: nothing reloads
+    write(root, {"n/0.md": "---\ntitle: Zero\n---\n"})
+    assert rec.reconcile(now_us=NOW + 1).changed_paths == ("n/0.md",)
+    store.close()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert conn.execute("SELECT title FROM notes WHERE path = 'n/0.md'").fetchone() == ("Zero",)
