@@ -437,22 +437,27 @@ class ChangeSet:
         rewrite = sorted(set(self.rows) | set(removed))
         derived = sorted(self.derived | set(removed) | set(self.rows))
         derived_paths = [p for p in derived if p in self.entries]
-        # Whose associations may change: every path rewritten or re-derived, and the sources
-        # their claims and relationships name, before (read here) and after.
-        associated = set(derived) | _sources_of(conn, derived)
-        # One statement per table and path list (a first load has nothing to delete).
-        for table, paths, where in (
-            ("notes", removed, ""),
-            ("dates", removed, ""),
-            ("spans", removed, ""),
-            ("names", removed, ""),
-            ("issues", removed, " AND origin = 'file'"),
-            ("targets", rewrite, ""),
-            ("sources", rewrite, ""),
-            ("issues", derived, " AND origin = 'derived'"),
-        ):
-            sql = f"DELETE FROM {table} WHERE path IN (SELECT value FROM json_each(?)){where}"
-            conn.execute(sql, [json.dumps(paths)])
+        # Rows to replace are those of committed files (a first load has none).
+        committed = self.rec.keys
+        if committed:
+            # Whose associations may change: every path rewritten or re-derived, and the
+            # sources their claims and relationships name, before (read here) and after.
+            associated = set(derived) | _sources_of(conn, derived)
+            for table, paths, where in (
+                ("notes", removed, ""),
+                ("dates", removed, ""),
+                ("spans", removed, ""),
+                ("names", removed, ""),
+                ("issues", removed, " AND origin = 'file'"),
+                ("targets", rewrite, ""),
+                ("sources", rewrite, ""),
+                ("issues", derived, " AND origin = 'derived'"),
+            ):
+                listed = json.dumps([p for p in paths if p in committed])
+                sql = f"DELETE FROM {table} WHERE path IN (SELECT value FROM json_each(?)){where}"
+                conn.execute(sql, [listed])
+        else:
+            associated = set(derived)
         conn.executemany("INSERT INTO notes VALUES (" + ",".join("?" * 27) + ")", self._note_rows())
         eligibility = [
             (int(self.entries[p].eligible), p) for p in derived_paths if p not in self.notes
@@ -724,11 +729,11 @@ class Overlay(MutableMapping[K, V]):
 
     def apply(self) -> None:
         """Write the changes into the base dict."""
-        for key, value in self.changes.items():
-            if value is _GONE:
-                self.base.pop(key, None)
-            else:
-                self.base[key] = value  # type: ignore[assignment]
+        gone = [key for key, value in self.changes.items() if value is _GONE]
+        for key in gone:
+            del self.changes[key]
+            self.base.pop(key, None)
+        self.base.update(self.changes)  # type: ignore[arg-type]
         self.changes = {}
 
 
