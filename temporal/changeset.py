@@ -165,7 +165,7 @@ class ChangeSet:
                     lower_keys |= lower
                     norm_keys |= norm
         self.affected = set(self.notes) | self._targets_matching(lower_keys, norm_keys)
-        for note_id in id_keys:
+        for note_id in id_keys if rec.entries else ():  # a first load affects every note anyway
             self.affected |= self.names.paths_with_id(note_id) | self.names.case_twins(note_id)
         self.affected = {p for p in self.affected if p in self.entries}
         self._guard_and_block()
@@ -357,12 +357,14 @@ class ChangeSet:
         # Dangling references and supersession cycles are read off the targets' state: the
         # referrers of every changed or derived note, and whole superseded_by chains through
         # them, get their derived issues recomputed too.
-        touched = self.derived | set(self.notes) | {p for p, _ in self._undo}
-        extra: set[str] = set()
-        for path in touched:
-            extra |= (self.referrers.get(path) or set()) | self.rec.referrers.get(path, set())
-        self.derived |= {p for p in extra if p in self.entries}
-        self.derived |= self._chains(self.derived)
+        if self.rec.entries:  # (a first load derived every note already)
+            touched = self.derived | set(self.notes) | {p for p, _ in self._undo}
+            extra: set[str] = set()
+            for path in touched:
+                extra.update(self.referrers.get(path) or ())
+                extra.update(self.rec.referrers.get(path, ()))
+            self.derived |= {p for p in extra if p in self.entries}
+            self.derived |= self._chains(self.derived)
         self._digest()
 
     def _same_id(self, entry: Entry) -> list[str]:

@@ -213,7 +213,7 @@ SEARCH_TRIGGERS = {
 # The rows of `associations` for the paths of a JSON list: a path is associated with the entities
 # its `entities`, `owner`, `from`, `to` and `subject` resolve to, and with those its eligible
 # claims and relationships are about when it is their `source`; never with itself. Body links
-# (co-mentions) are not associations.
+# (co-mentions) are not associations. Rows go in in key order (a first load: 2.35 -> 1.9 s).
 ASSOCIATE = """
 INSERT OR IGNORE INTO associations
 SELECT a.entity, s.* FROM (
@@ -224,6 +224,7 @@ SELECT a.entity, s.* FROM (
     SELECT entity, source FROM sources
     WHERE source IN (SELECT value FROM json_each(:paths)) AND eligible = 1 AND source <> entity
 ) a JOIN spans s ON s.path = a.path AND s.idx = -1
+ORDER BY a.entity, a.path
 """
 
 MIGRATIONS = sqlite_utils.Migrations("almanac")
