@@ -482,8 +482,10 @@ class ChangeSet:
                     for scope in (scope_of(i.path),)
                 ],
             }
-        finally:
-            background.wait()
+        except BaseException:
+            background.stop()
+            raise
+        background.wait()
         for table, items in rows.items():
             if items:
                 conn.executemany(f"INSERT INTO {table} VALUES ({marks(items[0])})", items)

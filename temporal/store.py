@@ -177,8 +177,10 @@ class Store:
         background = Background(conn, (*SEARCH_REBUILD, *_NOTES_INDEXES))
         try:
             yield background
-        finally:
-            background.wait()
+        except BaseException:
+            background.stop()
+            raise
+        background.wait()
         background.run_here()  # when the block never started it
         for statement in PROJECTION_INDEXES:
             if statement not in _NOTES_INDEXES:
@@ -246,6 +248,7 @@ class Background:
         self.statements = list(statements)
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
+        self._stopping = threading.Event()
 
     def start(self) -> None:
         """Begin running the statements (once)."""
@@ -257,11 +260,26 @@ class Background:
         """Wait for the statements; raise what one of them raised. No-op if never started."""
         if self._thread is None:
             return
-        self._thread.join()
+        try:
+            self._thread.join()
+        except BaseException:
+            self.stop()  # interrupted (Ctrl-C): the statements must not outlive the transaction
+            raise
         self._thread = None
         self.statements = []
         if self._error is not None:
             raise self._error
+
+    def stop(self) -> None:
+        """Interrupt the statements and wait until the thread is done; raise nothing."""
+        thread = self._thread
+        self._stopping.set()
+        while thread is not None and thread.is_alive():
+            self.conn.interrupt()  # the running statement fails; no later one starts
+            with contextlib.suppress(BaseException):
+                thread.join()
+        self._thread = None
+        self.statements = []
 
     def run_here(self) -> None:
         """Run the statements not run yet in this thread."""
@@ -271,7 +289,9 @@ class Background:
 
     def _run(self) -> None:
         try:
-            for statement in self.statements:
+            for statement in list(self.statements):
+                if self._stopping.is_set():
+                    break
                 self.conn.execute(statement)
         except BaseException as exc:  # handed to wait()
             self._error = exc
@@ -509,14 +529,15 @@ _NOTES_INDEXES = tuple(
 
 def _checkpoint(path: Path) -> None:
     """Copy the write-ahead log into the database file, from a connection of its own."""
+    conn = None
     try:
         conn = _connect(path)
-        try:
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        finally:
-            conn.close()
-    except sqlite3.Error:
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    except (sqlite3.Error, OSError):
         pass  # the next commit's automatic checkpoint copies what this did not
+    finally:
+        if conn is not None:
+            conn.close()
 
 
 def _create_triggers(conn: sqlite3.Connection) -> None:

@@ -84,8 +84,9 @@ def read_in_workers(
         (c, {f.path: known[f.path] for f in c if f.path in known}, dict(type_aliases))
         for c in (list(files[i : i + chunk]) for i in range(0, len(files), chunk))
     ]
-    proc = _send(_start(), tasks)
+    proc = _start()
     try:
+        proc = _send(proc, tasks)
         done, front, back = 0, 0, len(tasks) - 1
         while front <= back:
             outcomes = None
@@ -111,7 +112,9 @@ def serve(data: bytes) -> None:
     """A worker's main loop: given every task (pickled), write each chunk's outcomes in turn."""
     gc.disable()  # parsing makes many objects and frees them by reference counting alone
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    sys.stdout = sys.stderr  # nothing else may write into the results
+    # Nothing else may write into the results: not Python's prints, not C code's writes to 1.
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
     tasks: list[_Task] = pickle.loads(data)
     for files, known, aliases in tasks:
         data = pickle.dumps(read_and_parse(files, known, aliases), pickle.HIGHEST_PROTOCOL)

@@ -153,19 +153,24 @@ def stat_note(root: str | os.PathLike[str], path: str) -> NoteFile | Issue | Non
 def _walk(walk: _Walk, folder: str, prefix: str) -> None:
     walk.visited.add(prefix)
     known = walk.known.folders.get(prefix, {})
+    files, issues = len(walk.files), len(walk.issues)
+    folders: list[tuple[str, str, tuple[int, int]]] = []
     try:
         # Streamed, not listed: each entry (and its stat) is freed before the next is made,
         # which keeps a no-change scan of 100,000 files close to bare `stat` calls.
         with os.scandir(folder) as entries:
-            folders, links, kept, same = _entries(walk, entries, prefix, known)
+            links, kept, same = _entries(walk, entries, prefix, known, folders)
     except OSError as exc:
+        # Unreadable, as a whole: what was seen of it before the error is dropped.
+        del walk.files[files:], walk.issues[issues:]
+        walk.seen_dirs.difference_update(key for _, _, key in folders)
         walk.issues.append(Issue(prefix.rstrip("/") or ".", None, None, "unreadable", str(exc)))
         walk.gone += [prefix + name for name in known]
         return
-    for fspath, path in folders:  # once this folder is closed: one open folder at a time
+    for fspath, path, _ in folders:  # once this folder is closed: one open folder at a time
         _walk(walk, fspath, path + "/")
-    # Symlinks after every real entry (by name), so a folder is always reached by its own path
-    # first.
+    # Symlinks after the real entries (by name): a folder both holds and links to is reached
+    # by its own path.
     for entry in sorted(links, key=lambda e: e.name):
         path = prefix + entry.name
         before = len(walk.files)
@@ -183,16 +188,19 @@ def _walk(walk: _Walk, folder: str, prefix: str) -> None:
 
 
 def _entries(
-    walk: _Walk, entries: Iterator[os.DirEntry[str]], prefix: str, known: Mapping[str, Stat]
-) -> tuple[list[tuple[str, str]], list[os.DirEntry[str]], set[str], list[str]]:
-    """Look at one folder's files; its sub-folders and symlinks are returned, to walk after.
+    walk: _Walk,
+    entries: Iterator[os.DirEntry[str]],
+    prefix: str,
+    known: Mapping[str, Stat],
+    folders: list[tuple[str, str, tuple[int, int]]],
+) -> tuple[list[os.DirEntry[str]], set[str], list[str]]:
+    """Look at one folder's files; its sub-folders (into `folders`, marked seen) and symlinks
+    are left to walk after.
 
     Returns:
-        The sub-folders not seen yet (file-system path, vault path), the symlinks, the names
-        of notes to read (new or changed) and of known notes unchanged.
+        The symlinks, the names of notes to read (new or changed) and of known notes unchanged.
     """
     top, files, issues, seen_dirs = walk.top, walk.files, walk.issues, walk.seen_dirs
-    folders: list[tuple[str, str]] = []
     links: list[os.DirEntry[str]] = []
     kept: set[str] = set()
     same: list[str] = []  # no path is made for these
@@ -230,7 +238,7 @@ def _entries(
                 key = (st.st_dev, st.st_ino)
                 if key not in seen_dirs:
                     seen_dirs.add(key)
-                    folders.append((entry.path, path))
+                    folders.append((entry.path, path, key))
             elif name.endswith(".md"):
                 found = _note_or_issue(top, entry.path, path, entry.stat(follow_symlinks=False))
                 _keep(walk, found)
@@ -238,7 +246,7 @@ def _entries(
                     kept.add(name)
         except OSError as exc:
             issues.append(Issue(path, None, None, "unreadable", f"Cannot stat: {exc.strerror}"))
-    return folders, links, kept, same
+    return links, kept, same
 
 
 def _follow_link(walk: _Walk, fspath: str, path: str) -> None:

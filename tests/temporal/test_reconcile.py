@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -353,3 +354,36 @@ def test_a_bulk_write_copies_its_log_into_the_database_file_in_the_background(
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert conn.execute("SELECT title FROM notes WHERE path = 'n/0.md'").fetchone() == ("Zero",)
+
+
+@pytest.mark.parametrize("delay", [0.8, 1.2, 1.35, 1.5, 1.7])
+def test_ctrl_c_during_a_bulk_load_leaves_a_consistent_database(
+    delay: float, tmp_path: Path
+) -> None:
+    # Wherever the interrupt lands (parsing, the background index build, the commit), nothing
+    # runs outside the transaction: the state is the old one or the new one, and whole.
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    write(
+        root,
+        {f"n/{i}.md": f"---\ntitle: N{i}\n---\n[[N{i + 1}]] {'word ' * 30}\n" for i in range(2500)},
+    )
+    db = tmp_path / "state.db"
+    temporal.Store.open(db).close()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(root), str(db)], stderr=subprocess.DEVNULL
+    )
+    try:
+        proc.wait(timeout=delay)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGINT)
+        proc.wait()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        conn.execute("INSERT INTO search (search) VALUES ('integrity-check')")
+        keys = "rowid, path, id, scope, kind, type, tags, lifecycle, eligible"
+        assert sorted(conn.execute(f"SELECT {keys} FROM notes")) == sorted(
+            conn.execute(f"SELECT {keys} FROM search_keys")
+        )
+    reconcile(root, db)
+    assert dump(db) == clean_rebuild(root, tmp_path, db)

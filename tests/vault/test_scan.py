@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import random
 import shutil
@@ -392,3 +393,41 @@ def test_a_scan_against_known_stats_equals_a_full_scan(tmp_path: Path, seed: int
         for f in quick.files:
             known[f.path] = (f.size, f.mtime_ns, f.ino)
         assert dict(known) == seen
+
+
+def test_a_folder_failing_partway_through_its_listing_is_unreadable_as_a_whole(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("a.md", "b.md", "c.md"):
+        (vault_dir / "d" / name).parent.mkdir(exist_ok=True)
+        (vault_dir / "d" / name).write_text("# note\n")
+    (vault_dir / "d" / "sub").mkdir()
+    (vault_dir / "keep.md").write_text("# kept\n")
+    known = {f.path: (f.size, f.mtime_ns, f.ino) for f in scan(vault_dir).files}
+    (vault_dir / "d" / "a.md").write_text("# changed, so it would be listed\n")
+    real_scandir = os.scandir
+
+    class Failing:
+        """The OS listing of folder `d`, failing (EIO) after its first entries."""
+
+        def __init__(self, path: str) -> None:
+            self.inner = real_scandir(path)
+
+        def __enter__(self) -> Failing:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.inner.close()
+
+        def __iter__(self) -> Iterator[os.DirEntry[str]]:
+            yield from sorted(self.inner, key=lambda e: e.name)[:3]
+            raise OSError(errno.EIO, "Input/output error")
+
+    def scandir(path: str) -> object:
+        return Failing(path) if path.endswith("/d") else real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    result = scan(vault_dir, known=known)
+    assert [f.path for f in result.files] == []
+    assert ("d", "unreadable") in [(i.path, i.code) for i in result.issues]
+    assert sorted(result.gone) == ["d/a.md", "d/b.md", "d/c.md"]
