@@ -73,9 +73,9 @@ class Guard:
 class ChangeSet:
     """The in-memory part of one reconcile: what to write, computed before writing."""
 
-    def __init__(self, rec: Reconciler, changes: dict[str, ParsedNote | None], now_us: int) -> None:
+    def __init__(self, rec: Reconciler, now_us: int) -> None:
         self.rec = rec
-        self.changes = changes
+        self.changes: dict[str, ParsedNote | None] = {}  # path -> parsed note, None when gone
         self.now_us = now_us
         self.notes: dict[str, Note] = {}
         self.file_issues: dict[str, list[Issue]] = {}
@@ -99,73 +99,82 @@ class ChangeSet:
         self._resolved: dict[tuple[str, str, str], Resolution | list[str]] = {}
         self._keys: dict[str, tuple[str, str]] = {}
         self._links: dict[str, list[_Target]] = {}  # links of the notes resolved, until the write
-
-    def run(self) -> None:
-        rec = self.rec
-        lower_keys: set[str] = set()
-        norm_keys: set[str] = set()
-        id_keys: set[str] = set()
         self._undo: list[tuple[str, Entry | None]] = []
-        for path, parsed in self.changes.items():
-            old = self.entries.get(path)
-            if old is not None:
+        # Keys under which committed targets may reach a changed note, and the changed ids.
+        self._lower_keys: set[str] = set()
+        self._norm_keys: set[str] = set()
+        self._id_keys: set[str] = set()
+
+    def take(self, path: str, parsed: ParsedNote | None) -> None:
+        """Take one changed file (None: gone) into the plan: what it says on its own.
+
+        A reconcile takes each file as soon as it is parsed (in any order), then `run()`s.
+        """
+        rec = self.rec
+        lower_keys, norm_keys, id_keys = self._lower_keys, self._norm_keys, self._id_keys
+        self.changes[path] = parsed
+        old = self.entries.get(path)
+        if old is not None:
+            lower, norm = self.names.keys(path)
+            lower_keys |= lower
+            norm_keys |= norm
+            id_keys.add(old.id)
+            self.affected_ids.add(old.id)
+            self.names.remove(path)
+            del self.entries[path]
+        self._undo.append((path, old))
+        self.file_issues[path] = list(parsed.issues) if parsed else []
+        note = parsed.note if parsed else None
+        if note is None or parsed is None:
+            return
+        id_ok = not any(i.code == "invalid_id" for i in parsed.issues)
+        dates, tz, date_issues = note_dates(note)
+        self.zones[path] = tz
+        self.file_issues[path].extend(date_issues)
+        self.notes[path] = note
+        self.dates[path] = dates
+        reinstated = dates.get("reinstated_at")
+        refs = tuple(
+            [(f, 0, t) for f, t in sorted(note.refs.items())]
+            + [("entities", i, t) for i, t in enumerate(note.entities)]
+        )
+        entry = Entry(
+            path,
+            note.id,
+            rec.config.scope_of(path),
+            note.kind,
+            note.valid,
+            note.lifecycle,
+            note.revision,
+            reinstated.start_us if reinstated else None,
+            refs,
+        )
+        self.entries[path] = entry
+        self.affected_ids.add(note.id)
+        if id_ok:
+            id_keys.add(note.id)
+            self.seen.append((note.id, note.revision))
+            if note.lifecycle != "active":
+                self.guarded.append(path)
+        # Withdrawn notes take no part in resolution: they are out of every query.
+        if note.valid and note.lifecycle != "withdrawn":
+            self.names.add(
+                path,
+                id=note.id,
+                slug=note.slug,
+                scope=entry.scope,
+                names=(note.title, *note.aliases),
+            )
+            if rec.entries:  # else no committed target can match a name: nothing to look for
                 lower, norm = self.names.keys(path)
                 lower_keys |= lower
                 norm_keys |= norm
-                id_keys.add(old.id)
-                self.affected_ids.add(old.id)
-                self.names.remove(path)
-                del self.entries[path]
-            self._undo.append((path, old))
-            self.file_issues[path] = list(parsed.issues) if parsed else []
-            note = parsed.note if parsed else None
-            if note is None:
-                continue
-            assert parsed is not None
-            id_ok = not any(i.code == "invalid_id" for i in parsed.issues)
-            dates, tz, date_issues = note_dates(note)
-            self.zones[path] = tz
-            self.file_issues[path].extend(date_issues)
-            self.notes[path] = note
-            self.dates[path] = dates
-            reinstated = dates.get("reinstated_at")
-            refs = tuple(
-                [(f, 0, t) for f, t in sorted(note.refs.items())]
-                + [("entities", i, t) for i, t in enumerate(note.entities)]
-            )
-            entry = Entry(
-                path,
-                note.id,
-                rec.config.scope_of(path),
-                note.kind,
-                note.valid,
-                note.lifecycle,
-                note.revision,
-                reinstated.start_us if reinstated else None,
-                refs,
-            )
-            self.entries[path] = entry
-            self.affected_ids.add(note.id)
-            if id_ok:
-                id_keys.add(note.id)
-                self.seen.append((note.id, note.revision))
-                if note.lifecycle != "active":
-                    self.guarded.append(path)
-            # Withdrawn notes take no part in resolution: they are out of every query.
-            if note.valid and note.lifecycle != "withdrawn":
-                self.names.add(
-                    path,
-                    id=note.id,
-                    slug=note.slug,
-                    scope=entry.scope,
-                    names=(note.title, *note.aliases),
-                )
-                if rec.entries:  # else no committed target can match a name: nothing to look for
-                    lower, norm = self.names.keys(path)
-                    lower_keys |= lower
-                    norm_keys |= norm
-        self.affected = set(self.notes) | self._targets_matching(lower_keys, norm_keys)
-        for note_id in id_keys if rec.entries else ():  # a first load affects every note anyway
+
+    def run(self) -> None:
+        """Work out what the files taken affect: resolution, eligibility, digests."""
+        rec = self.rec
+        self.affected = set(self.notes) | self._targets_matching(self._lower_keys, self._norm_keys)
+        for note_id in self._id_keys if rec.entries else ():  # a first load affects every note
             self.affected |= self.names.paths_with_id(note_id) | self.names.case_twins(note_id)
         self.affected = {p for p in self.affected if p in self.entries}
         self._guard_and_block()

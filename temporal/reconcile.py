@@ -13,12 +13,11 @@ failed write makes the reconciler reload its memory from the database.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import hashlib
 import json
 import os
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -26,8 +25,8 @@ import vault
 from temporal.changeset import ChangeSet, Entry, Guard, issue_key, snapshot_id
 from temporal.names import NameIndex, Resolution
 from temporal.store import Store
-from vault import IndexUnavailable, Issue, NoteFile, ParsedNote
-from vault.batch import read_and_parse, read_in_workers
+from vault import IndexUnavailable, Issue, NoteFile
+from vault.batch import Outcome, read_and_parse, read_in_workers
 
 __all__ = ["ReconcileResult", "Reconciler", "VaultConfig"]
 
@@ -172,40 +171,49 @@ class Reconciler:
             # same-size edit within one timestamp tick of a coarse-time file system).
             todo = [p for p in set(paths) if p in files or p in self.keys]
         todo.sort()
-        changes: dict[str, ParsedNote | None] = {}
+        # Each changed file goes into the plan as soon as it is parsed (`take`), while the worker
+        # process parses on: that work shares the two cores too. The plan changes the name
+        # index as it goes, so a failure on the way reloads memory.
+        plan = ChangeSet(self, now_us)
         new_stats: dict[str, tuple[int, int, int, str] | None] = {}
+        unread: list[Issue] = []
         present = [files[p] for p in todo if p in files]
-        for path in todo:
-            if path not in files:
-                changes[path] = None
-                new_stats[path] = None
         known = {f.path: self.revisions[f.path] for f in present if f.path in self.revisions}
         aliases = dict(self.config.type_aliases)
-        if len(present) >= self.parallel_from:
-            # Two cores: a worker process reads and parses some chunks while this one does others.
-            with contextlib.closing(
-                read_in_workers(present, known, aliases, chunk=_CHUNK, progress=progress)
-            ) as chunks:
-                outcomes = [o for chunk in chunks for o in chunk]
-            outcomes.sort(key=lambda outcome: outcome[0])  # chunks come in any order
-        else:
-            outcomes = read_and_parse(present, known, aliases, progress=progress)
-        for path, stat, parsed, issue in outcomes:
-            if issue is not None:
-                if not os.path.lexists(files[path].fspath):
-                    changes[path] = None  # deleted between the scan and the read
+        chunks: Iterable[list[Outcome]] = ()
+        try:
+            for path in todo:
+                if path not in files:
+                    plan.take(path, None)
                     new_stats[path] = None
-                else:
-                    # Keep what was read before (if anything) and say why; no stat is
-                    # recorded, so the next reconcile tries again.
-                    scan_issues.append(issue)
-                continue
-            new_stats[path] = stat
-            if parsed is not None:
-                changes[path] = parsed
+            if len(present) >= self.parallel_from:
+                # Two cores: a worker process reads and parses chunks while this one does others.
+                chunks = read_in_workers(present, known, aliases, chunk=_CHUNK, progress=progress)
+            else:
+                chunks = [read_and_parse(present, known, aliases, progress=progress)]
+            for chunk in chunks:
+                for path, stat, parsed, issue in chunk:
+                    if issue is not None:
+                        if not os.path.lexists(files[path].fspath):
+                            plan.take(path, None)  # deleted between the scan and the read
+                            new_stats[path] = None
+                        else:
+                            # Keep what was read before (if anything) and say why; no stat is
+                            # recorded, so the next reconcile tries again.
+                            unread.append(issue)
+                        continue
+                    new_stats[path] = stat
+                    if parsed is not None:
+                        plan.take(path, parsed)
+        except BaseException:
+            if isinstance(chunks, Generator):
+                chunks.close()  # stops the worker now, not when the traceback goes
+            self._reset()
+            raise
+        scan_issues += sorted(unread, key=lambda i: i.path)  # chunks come in any order
         if progress is not None:
             progress(len(todo), len(todo))
-        return self._apply(changes, new_stats, scan_issues, paths, now_us, len(todo), len(present))
+        return self._apply(plan, new_stats, scan_issues, paths, now_us, len(todo), len(present))
 
     def snapshot(self, scopes: Iterable[str] | None = None) -> str:
         """The snapshot id of the given scopes (all when None)."""
@@ -215,7 +223,7 @@ class Reconciler:
 
     def _apply(
         self,
-        changes: dict[str, ParsedNote | None],
+        plan: ChangeSet,
         new_stats: Mapping[str, tuple[int, int, int, str] | None],
         scan_issues: list[Issue] | None,
         paths: Collection[str] | None,
@@ -223,13 +231,12 @@ class Reconciler:
         checked: int,
         read: int,
     ) -> ReconcileResult:
+        changes = plan.changes
         scan_changed = self._scan_issues_changed(scan_issues, paths)
         if not changes and not new_stats and not scan_changed:
             return ReconcileResult(self.snapshot(), (), (), checked, read, 0, 0)
         try:
-            plan = self._write(
-                changes, new_stats, scan_issues if scan_changed else None, paths, now_us
-            )
+            self._write(plan, new_stats, scan_issues if scan_changed else None, paths)
         except BaseException:
             self._reset()
             raise
@@ -264,13 +271,11 @@ class Reconciler:
 
     def _write(
         self,
-        changes: dict[str, ParsedNote | None],
+        plan: ChangeSet,
         new_stats: Mapping[str, tuple[int, int, int, str] | None],
         scan_issues: list[Issue] | None,
         paths: Collection[str] | None,
-        now_us: int,
-    ) -> ChangeSet:
-        plan = ChangeSet(self, changes, now_us)
+    ) -> None:
         plan.run()
         bulk = len(plan.notes) > _BULK and len(plan.notes) > len(self.entries)
         with self.store.write(checkpoint_later=bulk) as conn:
@@ -327,7 +332,6 @@ class Reconciler:
                 self.scan_issues = [
                     i for i in self.scan_issues if i.path not in chosen
                 ] + scan_issues
-        return plan
 
     def _reset(self) -> None:
         """Forget memory and reload what was committed (after a failed write)."""

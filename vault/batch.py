@@ -4,8 +4,9 @@ A cold load reads and parses every note; a worker process shares that with this 
 machine has two cores). The worker is a bare interpreter that imports `vault` alone (no
 `temporal`, no `api`, not the caller's main module), so it starts in a fraction of what a
 `multiprocessing` spawn costs. It reads its whole task list first, then writes one
-length-prefixed pickled result per chunk: neither side can block the other on a full pipe.
-A worker that fails leaves its chunks to this process.
+length-prefixed pickled result per chunk, which a thread of this process reads off the pipe
+as it comes: the worker never waits for this process, and neither can block the other. A
+worker that fails leaves its chunks to this process.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import fcntl
 import gc
 import os
 import pickle
-import select
+import queue
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Generator, Mapping, Sequence
 
 from vault.issue import Issue
@@ -85,15 +87,18 @@ def read_in_workers(
         for c in (list(files[i : i + chunk]) for i in range(0, len(files), chunk))
     ]
     proc = _start()
+    results: _Results | None = None
     try:
         proc = _send(proc, tasks)
+        results = _Results(proc) if proc is not None else None
         done, front, back = 0, 0, len(tasks) - 1
         while front <= back:
             outcomes = None
-            if proc is not None and _ready(proc):
-                outcomes = _result(proc)
-                if outcomes is None:
-                    proc = None  # it failed (and is stopped): this process does the rest
+            if results is not None and results.ready():
+                outcomes = results.next()
+                if outcomes is None:  # it failed: this process does the rest
+                    results.stop()
+                    results = None
             if outcomes is not None:
                 front += 1
             else:
@@ -104,7 +109,9 @@ def read_in_workers(
                 progress(done, len(files))
             yield outcomes
     finally:
-        if proc is not None:
+        if results is not None:
+            results.stop()
+        elif proc is not None:
             _stop(proc)
 
 
@@ -152,23 +159,41 @@ def _send(
     return proc
 
 
-def _ready(proc: subprocess.Popen[bytes]) -> bool:
-    """Whether the worker has begun writing its next result."""
-    assert proc.stdout is not None
-    return bool(select.select([proc.stdout.fileno()], [], [], 0)[0])
+class _Results:
+    """A worker's results, read off its pipe by a thread as they come: the worker never waits
+    for this process to be between two chunks of its own."""
 
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._read, name="almanac-worker", daemon=True)
+        self._thread.start()
 
-def _result(proc: subprocess.Popen[bytes]) -> list[Outcome] | None:
-    """The worker's next result; None if it failed (it is then stopped)."""
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    try:
-        size = int.from_bytes(_read_exactly(fd, 8), "little")
-        outcomes: list[Outcome] = pickle.loads(_read_exactly(fd, size))
-    except Exception:  # a worker that died or wrote garbage
-        _stop(proc)
-        return None
-    return outcomes
+    def ready(self) -> bool:
+        """Whether a result (or the news that the worker stopped) is there."""
+        return not self._queue.empty()
+
+    def next(self) -> list[Outcome] | None:
+        """The next result; None when the worker stopped or wrote garbage."""
+        data = self._queue.get()
+        try:
+            return None if data is None else pickle.loads(data)
+        except Exception:
+            return None
+
+    def stop(self) -> None:
+        """Stop the worker and the reading thread."""
+        _stop(self.proc, self._thread)
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        try:
+            while True:
+                size = int.from_bytes(_read_exactly(fd, 8), "little")
+                self._queue.put(_read_exactly(fd, size))
+        except (OSError, EOFError):  # it stopped (done, failed or stopped)
+            self._queue.put(None)
 
 
 def _read_exactly(fd: int, size: int) -> bytes:
@@ -181,9 +206,11 @@ def _read_exactly(fd: int, size: int) -> bytes:
     return bytes(buffer)
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
+def _stop(proc: subprocess.Popen[bytes], reader: threading.Thread | None = None) -> None:
     proc.kill()
     proc.wait()
+    if reader is not None:
+        reader.join()  # it reads to the end of the pipe, which the kill closed
     for stream in (proc.stdin, proc.stdout):
         if stream is not None:
             stream.close()

@@ -387,3 +387,32 @@ def test_ctrl_c_during_a_bulk_load_leaves_a_consistent_database(
         )
     reconcile(root, db)
     assert dump(db) == clean_rebuild(root, tmp_path, db)
+
+
+def test_a_reconcile_failing_while_it_reads_leaves_memory_as_committed(tmp_path: Path) -> None:
+    # Files go into the plan as they are parsed, and the plan updates the name index as it
+    # goes: a failure half way (here the progress callback, as a Ctrl-C in the CLI's bar)
+    # must not leave the next reconcile with names nobody committed. The unchanged notes
+    # linking to the old titles are found through those names.
+    root = tmp_path / "vault"
+    count = 1200
+    write(root, {f"n/{i:04d}.md": f"# T{i}\n" for i in range(count)})
+    write(root, {f"ref/{i:04d}.md": f"See [[T{i}]].\n" for i in range(0, count, 10)})
+    db = tmp_path / "state.db"
+    store = temporal.Store.open(db)
+    rec = temporal.Reconciler(store, root, temporal.VaultConfig())
+    rec.parallel_from = 10
+    rec.reconcile(now_us=NOW)
+    write(root, {f"n/{i:04d}.md": f"# U{i}\n" for i in range(count)})
+    calls = []
+
+    def progress(done: int, total: int) -> None:
+        calls.append(done)
+        if len(calls) == 2:  # a first chunk is in the plan already
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        rec.reconcile(now_us=NOW + 1, progress=progress)
+    rec.reconcile(now_us=NOW + 2)
+    store.close()
+    assert dump(db) == clean_rebuild(root, tmp_path, db)
