@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sqlite3
 import sys
 import tempfile
@@ -42,6 +43,7 @@ def measure(notes: int, runs: int) -> dict[str, object]:
         out["floor_insert_one_row_per_note_s"] = floors.insert_floor(notes, runs=1)
         store = temporal.Store.open(db)
         rec = temporal.Reconciler(store, vault, temporal.VaultConfig())
+        os.sync()  # each timed write pays for its own I/O, not the write-back of earlier ones
         start = time.perf_counter()
         rec.reconcile(now_us=1)
         out["cold_s"] = time.perf_counter() - start
@@ -114,6 +116,7 @@ def same_rows_insert_floor(source: Path, target: Path) -> float:
         "SELECT title, (SELECT group_concat(value, ' ') FROM json_each(aliases)), body FROM notes"
     ).fetchall()
     src.close()
+    os.sync()
     dst = sqlite3.connect(target, isolation_level=None)
     dst.execute("PRAGMA journal_mode = WAL")
     dst.execute("PRAGMA synchronous = FULL")
