@@ -104,29 +104,30 @@ class ChangeSet:
         self._lower_keys: set[str] = set()
         self._norm_keys: set[str] = set()
         self._id_keys: set[str] = set()
+        # Nothing committed is usable: every note is in this change set, so no committed target
+        # can match a name, and every note is affected and derived anyway.
+        self._first_load = not rec.entries
 
     def take(self, path: str, parsed: ParsedNote | None) -> None:
         """Take one changed file (None: gone) into the plan: what it says on its own.
 
         A reconcile takes each file as soon as it is parsed (in any order), then `run()`s.
         """
-        rec = self.rec
-        lower_keys, norm_keys, id_keys = self._lower_keys, self._norm_keys, self._id_keys
         self.changes[path] = parsed
         old = self.entries.get(path)
         if old is not None:
             lower, norm = self.names.keys(path)
-            lower_keys |= lower
-            norm_keys |= norm
-            id_keys.add(old.id)
+            self._lower_keys |= lower
+            self._norm_keys |= norm
+            self._id_keys.add(old.id)
             self.affected_ids.add(old.id)
             self.names.remove(path)
             del self.entries[path]
         self._undo.append((path, old))
         self.file_issues[path] = list(parsed.issues) if parsed else []
-        note = parsed.note if parsed else None
-        if note is None or parsed is None:
+        if parsed is None or parsed.note is None:
             return
+        note = parsed.note
         id_ok = not any(i.code == "invalid_id" for i in parsed.issues)
         dates, tz, date_issues = note_dates(note)
         self.zones[path] = tz
@@ -141,7 +142,7 @@ class ChangeSet:
         entry = Entry(
             path,
             note.id,
-            rec.config.scope_of(path),
+            self.rec.config.scope_of(path),
             note.kind,
             note.valid,
             note.lifecycle,
@@ -152,7 +153,7 @@ class ChangeSet:
         self.entries[path] = entry
         self.affected_ids.add(note.id)
         if id_ok:
-            id_keys.add(note.id)
+            self._id_keys.add(note.id)
             self.seen.append((note.id, note.revision))
             if note.lifecycle != "active":
                 self.guarded.append(path)
@@ -165,16 +166,15 @@ class ChangeSet:
                 scope=entry.scope,
                 names=(note.title, *note.aliases),
             )
-            if rec.entries:  # else no committed target can match a name: nothing to look for
+            if not self._first_load:
                 lower, norm = self.names.keys(path)
-                lower_keys |= lower
-                norm_keys |= norm
+                self._lower_keys |= lower
+                self._norm_keys |= norm
 
     def run(self) -> None:
         """Work out what the files taken affect: resolution, eligibility, digests."""
-        rec = self.rec
         self.affected = set(self.notes) | self._targets_matching(self._lower_keys, self._norm_keys)
-        for note_id in self._id_keys if rec.entries else ():  # a first load affects every note
+        for note_id in () if self._first_load else self._id_keys:
             self.affected |= self.names.paths_with_id(note_id) | self.names.case_twins(note_id)
         self.affected = {p for p in self.affected if p in self.entries}
         self._guard_and_block()
@@ -184,8 +184,6 @@ class ChangeSet:
 
     def _targets_matching(self, lower: set[str], norm: set[str]) -> set[str]:
         if not lower and not norm:
-            return set()
-        if len(self.rec.entries) == 0:
             return set()
         conn = self.rec.store.conn
         found: set[str] = set()
@@ -356,8 +354,8 @@ class ChangeSet:
                 self.derived.add(path)
             pending = set()
             self.affected_ids.update(self.entries[path].id for path in flipped)
-            if not self.rec.entries:
-                break  # a first load works out every note in its first round: none to revisit
+            if self._first_load:
+                break  # every note was worked out in this first round: none to revisit
             for path in flipped:
                 # A referrer worked out in this round already saw the new value (memo).
                 pending |= {
@@ -366,7 +364,7 @@ class ChangeSet:
         # Dangling references and supersession cycles are read off the targets' state: the
         # referrers of every changed or derived note, and whole superseded_by chains through
         # them, get their derived issues recomputed too.
-        if self.rec.entries:  # (a first load derived every note already)
+        if not self._first_load:
             touched = self.derived | set(self.notes) | {p for p, _ in self._undo}
             extra: set[str] = set()
             for path in touched:

@@ -180,8 +180,8 @@ class Store:
         except BaseException:
             background.stop()
             raise
+        background.start()  # (a no-op once the block started it)
         background.wait()
-        background.run_here()  # when the block never started it
         for statement in PROJECTION_INDEXES:
             if statement not in _NOTES_INDEXES:
                 conn.execute(statement)
@@ -279,12 +279,6 @@ class Background:
             with contextlib.suppress(BaseException):
                 thread.join()
         self._thread = None
-        self.statements = []
-
-    def run_here(self) -> None:
-        """Run the statements not run yet in this thread."""
-        for statement in self.statements:
-            self.conn.execute(statement)
         self.statements = []
 
     def _run(self) -> None:
