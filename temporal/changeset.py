@@ -18,7 +18,7 @@ import hashlib
 import json
 import sqlite3
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
@@ -26,7 +26,7 @@ from temporal.dates import DateValue
 from temporal.names import Resolution, normalize_name
 from temporal.records import note_dates
 from temporal.spans import span_rows
-from temporal.store import Background, marks
+from temporal.store import Bulk, marks
 from temporal.tables import ASSOCIATE
 from vault import Issue, Note, ParsedNote
 
@@ -39,6 +39,10 @@ _REQUIRED = {"relationship": ("from", "to"), "claim": ("subject",)}
 # A link or reference as written: (field, ord, kind, text, target, line).
 _Target = tuple[str, int, str, str, str, int | None]
 _MISSING = Resolution("missing")
+# The end of a `targets` row: (key_lower, key_norm, resolved id, resolved path, status).
+_RowEnd = tuple[str, str, str | None, str | None, str]
+# A target resolved with its row's end, or the paths of several files of its name.
+_Found = tuple[Resolution, _RowEnd] | list[str]
 
 
 @dataclass(slots=True)
@@ -78,6 +82,8 @@ class ChangeSet:
         self.changes: dict[str, ParsedNote | None] = {}  # path -> parsed note, None when gone
         self.now_us = now_us
         self.notes: dict[str, Note] = {}
+        self._note_row: dict[str, tuple[object, ...]] = {}  # a notes row but for `eligible`
+        self._names_of: dict[str, list[tuple[str, str]]] = {}  # (name key, title|alias)
         self.file_issues: dict[str, list[Issue]] = {}
         self.dates: dict[str, dict[str, DateValue]] = {}
         self.zones: dict[str, str | None] = {}
@@ -96,9 +102,11 @@ class ChangeSet:
         self.names = rec.names
         # Targets repeat (hubs): resolve each (target, kind, scope) once per plan, after every
         # name of the change set is in the index.
-        self._resolved: dict[tuple[str, str, str], Resolution | list[str]] = {}
-        self._keys: dict[str, tuple[str, str]] = {}
+        self._resolved: dict[tuple[str, str, str | None], _Found] = {}
         self._links: dict[str, list[_Target]] = {}  # links of the notes resolved, until the write
+        # Read before the write's background work, which must have the connection to itself.
+        self._seen_before: dict[str, set[str]] | None = None  # seen revisions of guarded ids
+        self._lines_before: dict[str, Mapping[str, int]] = {}  # lines of notes not rewritten
         self._undo: list[tuple[str, Entry | None]] = []
         # Keys under which committed targets may reach a changed note, and the changed ids.
         self._lower_keys: set[str] = set()
@@ -151,6 +159,10 @@ class ChangeSet:
             refs,
         )
         self.entries[path] = entry
+        # Its row (but for eligibility) and name keys are made here, while the worker parses.
+        self._note_row[path] = _note_row(note, entry.scope, tz)
+        if note.valid:
+            self._names_of[path] = _name_keys(note)
         self.affected_ids.add(note.id)
         if id_ok:
             self._id_keys.add(note.id)
@@ -164,7 +176,8 @@ class ChangeSet:
                 id=note.id,
                 slug=note.slug,
                 scope=entry.scope,
-                names=(note.title, *note.aliases),
+                names=(),
+                norms=[key for key, _ in self._names_of[path]],
             )
             if not self._first_load:
                 lower, norm = self.names.keys(path)
@@ -231,8 +244,10 @@ class ChangeSet:
         return any(e.eligible and e.lifecycle == "active" and not e.blocked for e in before)
 
     def _seen_revisions(self, note_id: str) -> set[str]:
-        rows = self.rec.store.conn.execute("SELECT revision FROM seen WHERE id = ?", (note_id,))
-        return {r[0] for r in rows} | {rev for i, rev in self.seen if i == note_id}
+        if self._seen_before is None:
+            self._seen_before = self._committed_seen(self.rec.store.conn)
+        committed = self._seen_before.get(note_id, set())
+        return committed | {rev for i, rev in self.seen if i == note_id}
 
     def _own(self, path: str) -> Entry:
         """The plan's own copy of an entry, so the reconciler's memory stays as committed."""
@@ -295,39 +310,34 @@ class ChangeSet:
         """Resolve targets of the note at `path`: its `targets` rows; references are remembered."""
         rows: list[tuple[object, ...]] = []
         folder = path.rpartition("/")[0]
-        cache, keys, names = self._resolved, self._keys, self.names
+        cache = self._resolved
+        scope = entry.scope if entry.valid else None  # an invalid note's targets resolve nothing
         for fld, ord_, kind, text, target, line in items:
-            res: Resolution
-            if entry.valid:
-                found = cache.get((target, kind, entry.scope))
-                if found is None:
-                    found = cache[(target, kind, entry.scope)] = names.resolve(
-                        target, kind=kind, scope=entry.scope
-                    )
-                res = found if isinstance(found, Resolution) else names.in_folder(found, folder)
-            else:
-                res = _MISSING
+            found = cache.get((target, kind, scope))
+            if found is None:
+                found = cache[(target, kind, scope)] = self._resolution(target, kind, scope)
+            if isinstance(found, list):  # several files of one name: the folder decides
+                found = self._with_row_end(target, self.names.in_folder(found, folder))
+            res, end = found
             if fld != "link":
                 entry.resolved[(fld, ord_)] = res
                 if res.path is not None:
                     self._referrers_of(res.path).add(path)
-            resolved_id = self.entries[res.path].id if res.path else None
-            lower, norm = keys.get(target) or self._target_keys(target)
-            rows.append(
-                (path, fld, ord_, kind, text, line, target, lower, norm, resolved_id, res.path,
-                 res.status)
-            )  # fmt: skip
+            rows.append((path, fld, ord_, kind, text, line, target, *end))
         return rows
 
-    def _target_keys(self, target: str) -> tuple[str, str]:
-        """(key_lower, key_norm) of a target text, made once per plan (hubs repeat)."""
-        keys = self._keys.get(target)
-        if keys is None:
-            keys = self._keys[target] = (
-                unicodedata.normalize("NFC", target).lower(),
-                normalize_name(target),
-            )
-        return keys
+    def _resolution(self, target: str, kind: str, scope: str | None) -> _Found:
+        """How a target resolves in a scope (None: nothing), or the files of its name."""
+        if scope is None:
+            return self._with_row_end(target, _MISSING)
+        found = self.names.resolve(target, kind=kind, scope=scope)
+        return found if isinstance(found, list) else self._with_row_end(target, found)
+
+    def _with_row_end(self, target: str, res: Resolution) -> tuple[Resolution, _RowEnd]:
+        """A resolution and the end of its `targets` row: keys of the text, and what it found."""
+        lower = unicodedata.normalize("NFC", target).lower()
+        resolved_id = self.entries[res.path].id if res.path else None
+        return res, (lower, normalize_name(target), resolved_id, res.path, res.status)
 
     def _eligibility(self) -> None:
         for path in self.affected:
@@ -435,78 +445,62 @@ class ChangeSet:
 
     # -- writing ------------------------------------------------------------------------
 
-    def write(self, conn: sqlite3.Connection, background: Background) -> None:
-        """Replace the rows of every changed and affected note, in the caller's transaction.
+    def write(self, conn: sqlite3.Connection, bulk: Bulk) -> None:
+        """Work the plan out (`run`) and replace the rows of every changed and affected note,
+        in the caller's transaction.
 
-        Once the notes are written, `background` may work on them (a bulk load builds their
-        full-text index and indexes): meanwhile this resolves links and makes the other rows
-        without touching the connection.
+        A bulk write's indexes are built in the background (`bulk`) as the rows they index
+        go in; meanwhile this works out the next rows without touching the connection.
         """
         removed = [p for p, _ in self._undo]
-        rewrite = sorted(set(self.rows) | set(removed))
-        derived = sorted(self.derived | set(removed) | set(self.rows))
-        derived_paths = [p for p in derived if p in self.entries]
-        # Rows to replace are those of committed files (a first load has none).
-        committed = self.rec.keys
-        if committed:
+        if self._first_load:
+            # Every row to replace is of a file taken. The notes go in before `run`, with the
+            # eligibility they have unless their references say otherwise, so that their
+            # full-text index fills meanwhile; the notes that differ are updated after.
+            self._delete(conn, removed, removed, removed)
+            self._seen_before = self._committed_seen(conn)
+            conn.executemany(_INSERT_NOTE, self._note_rows(provisional=True))
+            bulk.search()
+            own = _meanwhile(bulk, self._run_and_own_rows)
+            flipped = [
+                (int(e.eligible), p)
+                for p in sorted(self.notes)
+                if (e := self.entries[p]).eligible != _provisional(e)
+            ]
+            conn.executemany("UPDATE notes SET eligible = ? WHERE path = ?", flipped)
+            _insert(conn, own)
+            bulk.index("notes", *own)
+            derived = sorted(self.derived | set(removed))
+            rows = _meanwhile(bulk, lambda: self._linked_rows(derived))
+            unwritten: list[tuple[int, str]] = []
+            associated = set(derived)
+        else:
+            self.run()
+            rewrite = sorted(set(self.rows) | set(removed))
+            derived = sorted(self.derived | set(removed) | set(self.rows))
             # Whose associations may change: every path rewritten or re-derived, and the
             # sources their claims and relationships name, before (read here) and after.
             associated = set(derived) | _sources_of(conn, derived)
-            for table, paths, where in (
-                ("notes", removed, ""),
-                ("dates", removed, ""),
-                ("spans", removed, ""),
-                ("names", removed, ""),
-                ("issues", removed, " AND origin = 'file'"),
-                ("targets", rewrite, ""),
-                ("sources", rewrite, ""),
-                ("issues", derived, " AND origin = 'derived'"),
-            ):
-                listed = json.dumps([p for p in paths if p in committed])
-                sql = f"DELETE FROM {table} WHERE path IN (SELECT value FROM json_each(?)){where}"
-                conn.execute(sql, [listed])
-        else:
-            associated = set(derived)
-        conn.executemany("INSERT INTO notes VALUES (" + ",".join("?" * 27) + ")", self._note_rows())
-        eligibility = [
-            (int(self.entries[p].eligible), p) for p in derived_paths if p not in self.notes
-        ]
-        conn.executemany("UPDATE notes SET eligible = ? WHERE path = ?", eligibility)
-        background.start()
-        try:
-            self._resolve_links()
-            scope_of = self.rec.config.scope_of
-            rows: dict[str, list[tuple[object, ...]]] = {
-                "dates": list(self._date_rows()),
-                "spans": list(self._span_rows()),
-                "names": list(self._name_rows()),
-                "targets": [row for p in sorted(self.rows) for row in self.rows[p]],
-                "sources": list(self._source_rows()),
-                "issues": [
-                    (i.path, i.line, i.field, i.code, i.message, i.record_id, "file", scope)
-                    for p in sorted(self.file_issues)
-                    for i in self.file_issues[p]
-                    for scope in (scope_of(i.path),)
-                ],
-            }
-        except BaseException:
-            background.stop()
-            raise
-        background.wait()
-        for table, items in rows.items():
-            if items:
-                conn.executemany(f"INSERT INTO {table} VALUES ({marks(items[0])})", items)
-        conn.executemany("UPDATE spans SET eligible = ? WHERE path = ?", eligibility)
-        conn.executemany("UPDATE sources SET eligible = ? WHERE path = ?", eligibility)
+            self._delete(conn, removed, rewrite, derived)
+            conn.executemany(_INSERT_NOTE, self._note_rows())
+            # Notes whose rows stay, but whose eligibility was worked out again.
+            unwritten = [
+                (int(self.entries[p].eligible), p)
+                for p in derived
+                if p in self.entries and p not in self.notes
+            ]
+            conn.executemany("UPDATE notes SET eligible = ? WHERE path = ?", unwritten)
+            self._lines_before = _committed_lines(conn, [p for _, p in unwritten])
+            bulk.index("notes")
+            rows = _meanwhile(bulk, lambda: {**self._own_rows(), **self._linked_rows(derived)})
+        _insert(conn, rows)
+        conn.executemany("UPDATE spans SET eligible = ? WHERE path = ?", unwritten)
+        conn.executemany("UPDATE sources SET eligible = ? WHERE path = ?", unwritten)
         again = json.dumps(sorted(associated | _sources_of(conn, derived)))
         conn.execute(
             "DELETE FROM associations WHERE path IN (SELECT value FROM json_each(?))", [again]
         )
         conn.execute(ASSOCIATE, {"paths": again})
-        conn.executemany(
-            "INSERT INTO issues VALUES (?, ?, ?, ?, ?, ?, 'derived', ?)",
-            [(*row, scope_of(p)) for p in derived_paths for row in self._derived_issues(p)],
-        )
         conn.executemany("INSERT OR IGNORE INTO seen VALUES (?, ?)", self.seen)
         conn.executemany(
             "INSERT OR REPLACE INTO guards VALUES (?, ?, ?, ?)",
@@ -517,6 +511,71 @@ class ChangeSet:
             ],
         )
 
+    def _delete(
+        self, conn: sqlite3.Connection, removed: list[str], rewrite: list[str], derived: list[str]
+    ) -> None:
+        """Delete the committed rows about to be replaced: those of the files taken
+        (`removed`), the links of the notes resolved again, the issues derived again."""
+        committed = self.rec.keys
+        if not committed:
+            return
+        for table, paths, where in (
+            ("notes", removed, ""),
+            ("dates", removed, ""),
+            ("spans", removed, ""),
+            ("names", removed, ""),
+            ("issues", removed, " AND origin = 'file'"),
+            ("targets", rewrite, ""),
+            ("sources", rewrite, ""),
+            ("issues", derived, " AND origin = 'derived'"),
+        ):
+            listed = [p for p in paths if p in committed]
+            if listed:
+                sql = f"DELETE FROM {table} WHERE path IN (SELECT value FROM json_each(?)){where}"
+                conn.execute(sql, [json.dumps(listed)])
+
+    def _committed_seen(self, conn: sqlite3.Connection) -> dict[str, set[str]]:
+        """Every revision committed as seen for the ids of the withdrawn or superseded notes."""
+        ids = json.dumps(sorted({self.notes[p].id for p in self.guarded}))
+        found: dict[str, set[str]] = {}
+        sql = "SELECT id, revision FROM seen WHERE id IN (SELECT value FROM json_each(?))"
+        for note_id, revision in conn.execute(sql, [ids]):
+            found.setdefault(note_id, set()).add(revision)
+        return found
+
+    def _run_and_own_rows(self) -> dict[str, list[tuple[object, ...]]]:
+        self.run()
+        return self._own_rows()
+
+    def _own_rows(self) -> dict[str, list[tuple[object, ...]]]:
+        """The rows each changed note makes on its own (but for its eligibility)."""
+        return {
+            "dates": list(self._date_rows()),
+            "spans": list(self._span_rows()),
+            "names": list(self._name_rows()),
+        }
+
+    def _linked_rows(self, derived: list[str]) -> dict[str, list[tuple[object, ...]]]:
+        """The rows that depend on other notes: links, sources, issues (file, then derived)."""
+        self._resolve_links()
+        scope_of = self.rec.config.scope_of
+        return {
+            "targets": [row for p in sorted(self.rows) for row in self.rows[p]],
+            "sources": list(self._source_rows()),
+            "issues": [
+                (i.path, i.line, i.field, i.code, i.message, i.record_id, "file", scope)
+                for p in sorted(self.file_issues)
+                for i in self.file_issues[p]
+                for scope in (scope_of(i.path),)
+            ]
+            + [
+                (*row, "derived", scope_of(p))
+                for p in derived
+                if p in self.entries
+                for row in self._derived_issues(p)
+            ],
+        }
+
     def commit(self) -> None:
         """Make the plan the reconciler's memory, once the transaction committed."""
         rec = self.rec
@@ -525,38 +584,11 @@ class ChangeSet:
         self.guards.apply()
         rec.digests = self.digests
 
-    def _note_rows(self) -> Iterator[tuple[object, ...]]:
+    def _note_rows(self, *, provisional: bool = False) -> Iterator[tuple[object, ...]]:
+        """The notes rows, eligible as worked out, or as `_provisional` (before `run`)."""
         for path in sorted(self.notes):
-            n, e = self.notes[path], self.entries[path]
-            yield (
-                path,
-                n.id,
-                e.scope,
-                n.slug,
-                n.kind,
-                n.type,
-                n.title,
-                _json(n.aliases),
-                _json(n.tags),
-                n.lifecycle,
-                n.refs.get("superseded_by"),
-                n.state,
-                n.relation,
-                n.weight,
-                int(n.source_event),
-                self.zones[path],
-                n.recurrence,
-                _json(n.exdates),
-                _json(n.rdates),
-                n.body,
-                n.body_line,
-                n.line_count,
-                n.revision,
-                _json(n.extra),
-                json.dumps(dict(n.lines)),
-                int(n.valid),
-                int(e.eligible),
-            )
+            e = self.entries[path]
+            yield (*self._note_row[path], int(_provisional(e) if provisional else e.eligible))
 
     def _date_rows(self) -> Iterator[tuple[object, ...]]:
         for path in sorted(self.dates):
@@ -592,20 +624,26 @@ class ChangeSet:
 
     def _name_rows(self) -> Iterator[tuple[str, str, str]]:
         for path in sorted(self.notes):
-            note = self.notes[path]
-            if not note.valid:
-                continue
-            keys = {normalize_name(note.title): "title"}
-            for alias in note.aliases:
-                keys.setdefault(normalize_name(alias), "alias")
-            for key, source in sorted(keys.items()):
-                if key:
-                    yield (path, key, source)
+            for key, source in self._names_of.get(path, ()):
+                yield (path, key, source)
 
     def _derived_issues(self, path: str) -> list[tuple[object, ...]]:
         e = self.entries[path]
         if not e.valid or e.lifecycle == "withdrawn":
             return []  # out of every query; its own file issues still show
+        entries, scope = self.entries, self.names.scope
+        unmet = [
+            (key, res)
+            for key, res in e.resolved.items()
+            if res.status == "ambiguous"
+            or res.path is None
+            or (target_entry := entries.get(res.path)) is None
+            or not target_entry.eligible
+        ]
+        twins = [p for p in self.names.case_twins(e.id) if scope[p] == e.scope]
+        chained = ("superseded_by", 0) in e.resolved
+        if not (e.dup or twins or e.blocked or unmet or e.ambiguous_links or chained):
+            return []  # (most notes)
         out: list[tuple[object, ...]] = []
 
         def add(line: int | None, fld: str | None, code: str, message: str) -> None:
@@ -619,15 +657,13 @@ class ChangeSet:
                 "duplicate_id",
                 f"Id {e.id!r} is used by {', '.join(others)}: all copies are excluded",
             )
-        scope = self.names.scope
-        twins = sorted(p for p in self.names.case_twins(e.id) if scope[p] == e.scope)
         if twins:
             add(
                 None,
                 "id",
                 "case_collision",
-                f"Id {e.id!r} differs only by case or normalisation from {', '.join(twins)}:"
-                " the files collide on case-insensitive checkouts",
+                f"Id {e.id!r} differs only by case or normalisation from"
+                f" {', '.join(sorted(twins))}: the files collide on case-insensitive checkouts",
             )
         if e.blocked:
             add(
@@ -638,7 +674,7 @@ class ChangeSet:
                 " carries a reinstated_at later than that",
             )
         lines = self._lines(path)
-        for (fld, ord_), res in sorted(e.resolved.items()):
+        for (fld, ord_), res in sorted(unmet, key=lambda item: item[0]):
             target = next((t for f, o, t in e.refs if (f, o) == (fld, ord_)), "")
             if res.status == "ambiguous":
                 add(
@@ -647,11 +683,7 @@ class ChangeSet:
                     "ambiguous_link",
                     f"{fld} {target!r} matches several records",
                 )
-            elif (
-                res.path is None
-                or res.path not in self.entries
-                or not self.entries[res.path].eligible
-            ):
+            else:
                 add(
                     lines.get(fld),
                     fld,
@@ -660,7 +692,7 @@ class ChangeSet:
                 )
         for line, text in e.ambiguous_links:
             add(line, None, "ambiguous_link", f"Link {text} matches several records")
-        if self._in_cycle(path):
+        if chained and self._in_cycle(path):
             add(
                 lines.get("superseded_by"),
                 "superseded_by",
@@ -686,15 +718,13 @@ class ChangeSet:
     def _lines(self, path: str) -> Mapping[str, int]:
         if path in self.notes:
             return self.notes[path].lines
-        row = self.rec.store.conn.execute(
-            "SELECT lines FROM notes WHERE path = ?", (path,)
-        ).fetchone()
-        return json.loads(row[0]) if row else {}
+        return self._lines_before.get(path, {})
 
 
 _GONE = object()
 K = TypeVar("K")
 V = TypeVar("V")
+T = TypeVar("T")
 
 
 class Overlay(MutableMapping[K, V]):
@@ -755,6 +785,77 @@ def _json(value: object) -> str:
     if isinstance(value, Mapping):
         value = dict(value)
     return json.dumps(value, default=str)
+
+
+_INSERT_NOTE = "INSERT INTO notes VALUES (" + ",".join("?" * 27) + ")"
+
+
+def _note_row(n: Note, scope: str, zone: str | None) -> tuple[object, ...]:
+    """A note's `notes` row, but for its last column (`eligible`)."""
+    return (
+        n.path,
+        n.id,
+        scope,
+        n.slug,
+        n.kind,
+        n.type,
+        n.title,
+        _json(n.aliases),
+        _json(n.tags),
+        n.lifecycle,
+        n.refs.get("superseded_by"),
+        n.state,
+        n.relation,
+        n.weight,
+        int(n.source_event),
+        zone,
+        n.recurrence,
+        _json(n.exdates),
+        _json(n.rdates),
+        n.body,
+        n.body_line,
+        n.line_count,
+        n.revision,
+        _json(n.extra),
+        json.dumps(dict(n.lines)),
+        int(n.valid),
+    )
+
+
+def _name_keys(note: Note) -> list[tuple[str, str]]:
+    """The normalised title and aliases of a note, each with where it came from, sorted."""
+    keys = {normalize_name(note.title): "title"}
+    for alias in note.aliases:
+        keys.setdefault(normalize_name(alias), "alias")
+    return sorted((key, source) for key, source in keys.items() if key)
+
+
+def _provisional(entry: Entry) -> bool:
+    """A note's eligibility unless its references or id say otherwise (as most do not)."""
+    return entry.valid and entry.lifecycle != "withdrawn"
+
+
+def _meanwhile(bulk: Bulk, work: Callable[[], T]) -> T:
+    """Do `work` while the bulk's background statements run, then wait for them."""
+    try:
+        result = work()
+    except BaseException:
+        bulk.stop()
+        raise
+    bulk.wait()
+    return result
+
+
+def _insert(conn: sqlite3.Connection, rows: Mapping[str, list[tuple[object, ...]]]) -> None:
+    for table, items in rows.items():
+        if items:
+            conn.executemany(f"INSERT INTO {table} VALUES ({marks(items[0])})", items)
+
+
+def _committed_lines(conn: sqlite3.Connection, paths: list[str]) -> dict[str, Mapping[str, int]]:
+    """The field lines of committed notes (what their derived issues point at)."""
+    sql = "SELECT path, lines FROM notes WHERE path IN (SELECT value FROM json_each(?))"
+    return {path: json.loads(lines) for path, lines in conn.execute(sql, [json.dumps(paths)])}
 
 
 def _sources_of(conn: sqlite3.Connection, paths: list[str]) -> set[str]:

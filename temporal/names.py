@@ -102,8 +102,10 @@ class NameIndex:
 
     def case_twins(self, note_id: str) -> set[str]:
         """Usable notes whose id differs from `note_id` only by case or normalisation."""
-        twins = _members(self._by_fold.get(_fold(note_id)))
-        return {p for p in twins if self._keys[p][0] != note_id}
+        found = self._by_fold.get(_fold(note_id))
+        if isinstance(found, str):  # one note, most likely the one asking
+            return set() if self._keys[found][0] == note_id else {found}
+        return {p for p in _members(found) if self._keys[p][0] != note_id}
 
     def resolve(self, target: str, *, kind: str, scope: str) -> Resolution | list[str]:
         """Resolve a link or reference target written in a note of `scope`.

@@ -276,14 +276,13 @@ class Reconciler:
         scan_issues: list[Issue] | None,
         paths: Collection[str] | None,
     ) -> None:
-        plan.run()
         bulk = len(plan.notes) > _BULK and len(plan.notes) > len(self.entries)
         with self.store.write(checkpoint_later=bulk) as conn:
             if self._other_writer():
                 raise _OtherWriter
             _hook("before-write")
-            with self.store.bulk(conn, active=bulk) as background:
-                plan.write(conn, background)
+            with self.store.bulk(conn, active=bulk) as work:
+                plan.write(conn, work)
             conn.executemany(
                 "DELETE FROM files WHERE path = ?",
                 [(p,) for p, s in new_stats.items() if s is None],

@@ -29,13 +29,23 @@ from temporal.tables import (
     PROJECTION_DDL,
     PROJECTION_INDEXES,
     PROJECTION_TABLES,
-    SEARCH_REBUILD,
+    SEARCH_FILL,
+    SEARCH_KEYS_FILL,
     SEARCH_TABLES,
     SEARCH_TRIGGERS,
 )
 from vault import IndexUnavailable, InvalidInput, Issue, QueryTooComplex
 
-__all__ = ["Background", "Count", "RecordFilter", "Reader", "StatusCounts", "Store", "marks"]
+__all__ = [
+    "Background",
+    "Bulk",
+    "Count",
+    "RecordFilter",
+    "Reader",
+    "StatusCounts",
+    "Store",
+    "marks",
+]
 
 _BUSY_MS = 10_000
 _MMAP_BYTES = 1 << 30
@@ -157,34 +167,30 @@ class Store:
             self._checkpointer = None
 
     @contextlib.contextmanager
-    def bulk(self, conn: sqlite3.Connection, *, active: bool = True) -> Iterator[Background]:
+    def bulk(self, conn: sqlite3.Connection, *, active: bool = True) -> Iterator[Bulk]:
         """Inside a write: drop the secondary indexes, and build them again after the block.
 
         Building an index once over sorted keys is several times faster than
-        keeping it up to date row by row, which is what a first reconcile needs. The
-        full-text index and the notes' indexes are built by the `Background` the block gets,
-        once it says the notes are written; the others at the end. Inactive, the block gets a
-        `Background` with nothing to do, and the indexes stay.
+        keeping it up to date row by row, which is what a first reconcile needs. The block
+        says which rows are written (`Bulk`), and their indexes are built in the background
+        meanwhile; the rest at the end. Inactive, the block's `Bulk` does nothing, and the
+        indexes stay.
         """
         if not active:
-            yield Background(conn, ())
+            yield Bulk(conn, active=False)
             return
         for statement in PROJECTION_INDEXES:
             conn.execute("DROP INDEX IF EXISTS " + statement.split(" ON ")[0].split()[-1])
         for name in SEARCH_TRIGGERS:
             conn.execute(f"DROP TRIGGER IF EXISTS {name}")
-        # The full-text index, likewise: one pass over every note instead of one per row.
-        background = Background(conn, (*SEARCH_REBUILD, *_NOTES_INDEXES))
+        bulk = Bulk(conn, active=True)
         try:
-            yield background
+            yield bulk
         except BaseException:
-            background.stop()
+            bulk.stop()
             raise
-        background.start()  # (a no-op once the block started it)
-        background.wait()
-        for statement in PROJECTION_INDEXES:
-            if statement not in _NOTES_INDEXES:
-                conn.execute(statement)
+        bulk.index(*PROJECTION_TABLES)
+        bulk.wait()
         _create_triggers(conn)
 
     @contextlib.contextmanager
@@ -240,24 +246,32 @@ class Background:
     """Statements run in a second thread, over the connection of a write in progress.
 
     SQLite releases the GIL while a statement runs, so Python work goes on meanwhile: the
-    caller must not touch the connection between `start()` and `wait()`.
+    caller must not touch the connection between `start()` and `wait()`. Statements started
+    while earlier ones run follow them, in order.
     """
 
-    def __init__(self, conn: sqlite3.Connection, statements: Sequence[str]) -> None:
+    def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self.statements = list(statements)
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._stopping = threading.Event()
 
-    def start(self) -> None:
-        """Begin running the statements (once)."""
-        if self.statements and self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="almanac-bulk", daemon=True)
-            self._thread.start()
+    def start(self, statements: Sequence[str]) -> None:
+        """Run these statements once those started before are done."""
+        if not statements:
+            return
+        previous = self._thread
+
+        def run() -> None:
+            if previous is not None:
+                previous.join()
+            self._run(statements)
+
+        self._thread = threading.Thread(target=run, name="almanac-bulk", daemon=True)
+        self._thread.start()
 
     def wait(self) -> None:
-        """Wait for the statements; raise what one of them raised. No-op if never started."""
+        """Wait for every statement started; raise what one of them raised."""
         if self._thread is None:
             return
         try:
@@ -266,12 +280,11 @@ class Background:
             self.stop()  # interrupted (Ctrl-C): the statements must not outlive the transaction
             raise
         self._thread = None
-        self.statements = []
         if self._error is not None:
             raise self._error
 
     def stop(self) -> None:
-        """Interrupt the statements and wait until the thread is done; raise nothing."""
+        """Interrupt the statements and wait until they are done; raise nothing."""
         thread = self._thread
         self._stopping.set()
         while thread is not None and thread.is_alive():
@@ -279,16 +292,53 @@ class Background:
             with contextlib.suppress(BaseException):
                 thread.join()
         self._thread = None
-        self.statements = []
 
-    def _run(self) -> None:
+    def _run(self, statements: Sequence[str]) -> None:
         try:
-            for statement in list(self.statements):
-                if self._stopping.is_set():
+            for statement in statements:
+                if self._stopping.is_set() or self._error is not None:
                     break
                 self.conn.execute(statement)
         except BaseException as exc:  # handed to wait()
             self._error = exc
+
+
+class Bulk:
+    """A bulk write's index builds, run in the background as the writer says rows are in.
+
+    Each step is taken once; `index` of the notes fills the full-text index first. The writer
+    must not touch the connection between a step and `wait()`.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, *, active: bool) -> None:
+        self.active = active
+        self._background = Background(conn)
+        self._done: set[str] = set()
+
+    def search(self) -> None:
+        """Every note row is in (eligibility aside): fill the full-text index from them."""
+        self._start("search", SEARCH_FILL)
+
+    def index(self, *tables: str) -> None:
+        """The rows of these tables are final: build their indexes."""
+        for table in tables:
+            if table == "notes":
+                self.search()
+                self._start("search_keys", (*SEARCH_KEYS_FILL, *_INDEXES["search_keys"]))
+            self._start(table, _INDEXES[table])
+
+    def wait(self) -> None:
+        """Wait for the steps started; raise what failed."""
+        self._background.wait()
+
+    def stop(self) -> None:
+        """Interrupt the steps started and wait until they are done."""
+        self._background.stop()
+
+    def _start(self, step: str, statements: Sequence[str]) -> None:
+        if self.active and step not in self._done:
+            self._done.add(step)
+            self._background.start(statements)
 
 
 class Reader:
@@ -515,10 +565,15 @@ def _record(
     )
 
 
-# The notes' own indexes (and their narrow copy's): the bulk load's background builds them.
-_NOTES_INDEXES = tuple(
-    s for s in PROJECTION_INDEXES if s.split(" ON ")[1].split()[0] in ("notes", "search_keys")
-)
+def _indexed_table(statement: str) -> str:
+    return statement.split(" ON ")[1].split()[0]
+
+
+# Each table's secondary indexes, for a bulk write to build once the table's rows are in.
+_INDEXES = {
+    table: tuple(s for s in PROJECTION_INDEXES if _indexed_table(s) == table)
+    for table in (*PROJECTION_TABLES, *SEARCH_TABLES)
+}
 
 
 def _checkpoint(path: Path) -> None:

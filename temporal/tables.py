@@ -17,7 +17,8 @@ __all__ = [
     "PROJECTION_DDL",
     "PROJECTION_INDEXES",
     "PROJECTION_TABLES",
-    "SEARCH_REBUILD",
+    "SEARCH_FILL",
+    "SEARCH_KEYS_FILL",
     "SEARCH_TABLES",
     "SEARCH_TRIGGERS",
 ]
@@ -121,7 +122,7 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 -- Full-text search: an external-content FTS5 index over every note row (filters, eligibility and
 -- scopes are applied by the query), kept in step by SEARCH_TRIGGERS. Aliases are indexed as
 -- their text, one per line, not as the JSON of notes.aliases (whose escapes would tokenise).
--- Rowids are notes' rowids: nothing may VACUUM the state database without SEARCH_REBUILD.
+-- Rowids are notes' rowids: nothing may VACUUM the state database without SEARCH_FILL.
 CREATE VIEW search_text AS
 SELECT rowid AS rowid, title,
        (SELECT group_concat(value, char(10)) FROM json_each(aliases)) AS aliases, body
@@ -170,8 +171,9 @@ PROJECTION_INDEXES = (
     "CREATE INDEX issues_scope ON issues (scope, path, line)",
 )
 
-# Kept apart from the DDL (their bodies hold semicolons); a bulk load drops them and ends with
-# SEARCH_REBUILD, much faster than one index update per inserted row. (FTS5's own 'rebuild'
+# Kept apart from the DDL (their bodies hold semicolons); a bulk load drops them and fills both
+# tables once (SEARCH_FILL, then SEARCH_KEYS_FILL when eligibility is final), much faster than
+# one index update per inserted row. (FTS5's own 'rebuild'
 # cannot read the search_text view: SQLite refuses json_each inside it.)
 _ALIASES = "(SELECT group_concat(value, char(10)) FROM json_each({}.aliases))"
 _SEARCH_DELETE = (
@@ -189,10 +191,12 @@ _KEYS_INSERT = (
     " (new.rowid, new.path, new.id, new.scope, new.kind, new.type, new.tags, new.lifecycle,"
     " new.eligible);"
 )
-SEARCH_REBUILD = (
+SEARCH_FILL = (
     "INSERT INTO search (search) VALUES ('delete-all')",
     "INSERT INTO search (rowid, title, aliases, body)"
     f" SELECT rowid, title, {_ALIASES.format('notes')}, body FROM notes",
+)
+SEARCH_KEYS_FILL = (
     "DELETE FROM search_keys",
     f"INSERT INTO search_keys ({_KEYS}) SELECT {_KEYS} FROM notes",
 )

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import random
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -46,9 +49,24 @@ def write(root: Path, files: dict[str, str]) -> None:
         target.write_text(text)
 
 
+def schema(conn: sqlite3.Connection) -> list[tuple[str, str, str | None]]:
+    """Every table, view, index and trigger of a state database, with its SQL."""
+    return sorted(conn.execute("SELECT type, name, sql FROM sqlite_master"), key=repr)
+
+
+@functools.cache
+def fresh_schema() -> list[tuple[str, str, str | None]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        temporal.Store.open(Path(tmp) / "fresh.db").close()
+        with contextlib.closing(sqlite3.connect(Path(tmp) / "fresh.db")) as conn:
+            return schema(conn)
+
+
 def dump(db: Path) -> dict[str, list[tuple[object, ...]]]:
     conn = sqlite3.connect(db)
     try:
+        # A bulk write drops the indexes and builds them again: none may be missing after.
+        assert schema(conn) == fresh_schema()
         out = {t: sorted(conn.execute(f"SELECT * FROM {t}"), key=repr) for t in TABLES}
         out["digests"] = list(conn.execute("SELECT value FROM meta WHERE key = 'digests'"))
         return out
