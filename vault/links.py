@@ -16,6 +16,7 @@ _MARKDOWN = re.compile(r"(?<![!\\])\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"
 _INLINE_CODE = re.compile(r"(`+)(.+?)\1")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+_HEADING = re.compile(r"^# (.*)", re.M)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,11 +87,14 @@ def extract_links(body: str, *, first_line: int, note_path: str) -> tuple[Link, 
 
 def first_heading(body: str) -> str | None:
     """The text of the first `# ` heading outside code blocks, if any."""
-    for _, line in _prose_lines(body):
-        if line.startswith("# "):
-            title = line[2:].strip().rstrip("#").strip()
-            if title:
-                return title
+    if "`" in body or "~~~" in body:
+        texts = (line[2:] for _, line in _prose_lines(body) if line.startswith("# "))
+    else:
+        texts = (match.group(1) for match in _HEADING.finditer(body))
+    for text in texts:
+        title = text.strip().rstrip("#").strip()
+        if title:
+            return title
     return None
 
 

@@ -240,7 +240,12 @@ class _Builder:
         note_type = type_aliases.get(written_type, written_type)
         title = self._text("title") or first_heading(self.body) or slug.rsplit("/", 1)[-1]
         lifecycle = self._choice("lifecycle", _LIFECYCLES) or "active"
-        refs = {name: ref for name in REFERENCE_FIELDS if (ref := self._ref(name)) is not None}
+        fields = self.fields
+        refs = {
+            name: ref
+            for name in REFERENCE_FIELDS
+            if name in fields and (ref := self._ref(name)) is not None
+        }
         relation = self._text("relation")
         if relation is not None and not _SNAKE.match(relation):
             self._issue("relation", "invalid_field", f"Relation {relation!r} is not snake_case")
@@ -251,7 +256,11 @@ class _Builder:
                 self._missing("relation")
         elif note_type == "claim":
             self._require(("subject",), refs)
-        dates = {name: value for name in DATE_FIELDS if (value := self._text(name)) is not None}
+        dates = {
+            name: value
+            for name in DATE_FIELDS
+            if name in fields and (value := self._text(name)) is not None
+        }
         extra = {k: plain_value(v) for k, v in self.fields.items() if k not in _KNOWN}
         return Note(
             path=self.path,
@@ -382,10 +391,11 @@ def _decode(data: bytes) -> tuple[str | None, str]:
         return None, "File is UTF-16; notes must be UTF-8"
     if b"\x00" in data:
         return None, "File contains NUL bytes; notes must be UTF-8 text"
+    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0  # (the C decoder; "utf-8-sig" is Python)
     try:
-        text = data.decode("utf-8-sig")
+        text = data[bom:].decode("utf-8") if bom else data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return None, f"File is not valid UTF-8 (byte {exc.start})"
+        return None, f"File is not valid UTF-8 (byte {exc.start + bom})"
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text, ""

@@ -539,3 +539,17 @@ def test_parse_note_issue_lines_count_the_frontmatter() -> None:
     parsed = _parse("---\ntitle: t\n\n# comment\nweight: 7\n---\n")
 
     assert _codes(parsed) == [(5, "weight", "invalid_field")]
+
+
+@pytest.mark.parametrize(
+    ("data", "offset"),
+    [
+        pytest.param(b"---\ntitle: caf\xe9\n---\n", 14, id="plain"),
+        pytest.param(b"\xef\xbb\xbf---\ntitle: caf\xe9\n---\n", 17, id="after-a-bom"),
+    ],
+)
+def test_a_bad_byte_is_named_by_its_offset_in_the_file(data: bytes, offset: int) -> None:
+    parsed = parse_note("n.md", data)
+
+    assert data[offset] == 0xE9
+    assert parsed.issues[0].message == f"File is not valid UTF-8 (byte {offset})"

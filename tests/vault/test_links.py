@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from vault import Link, parse_note, wiki_target
+from vault.links import first_heading
 
 
 def _links(
@@ -178,3 +181,16 @@ def test_every_link_on_a_line_is_kept() -> None:
         "c",
         "a",
     ]
+
+
+@given(st.text(alphabet="# a\n\t\u00a0", max_size=40))
+def test_first_heading_reads_a_body_without_code_as_one_with_code(body: str) -> None:
+    # A body with no code is searched in one pass; a closed code block after it sends the
+    # same text through the line-by-line reading, which must find the same heading.
+    assert first_heading(body) == first_heading(body + "\n```\n# not this\n```\n")
+
+
+def test_first_heading_skips_empty_headings_and_code() -> None:
+    assert first_heading("#  \n# ##\n# Real #\n# Later\n") == "Real"
+    assert first_heading("```\n# In code\n```\n# After\n") == "After"
+    assert first_heading("#No space\n ## Not level one\n") is None
