@@ -33,7 +33,7 @@ from vault import Issue, Note, ParsedNote
 if TYPE_CHECKING:
     from temporal.reconcile import Reconciler
 
-__all__ = ["ChangeSet", "Entry", "Guard", "issue_key", "snapshot_id"]
+__all__ = ["ChangeSet", "Entry", "Guard", "Summary", "issue_key", "snapshot_id"]
 
 _REQUIRED = {"relationship": ("from", "to"), "claim": ("subject",)}
 # A link or reference as written: (field, ord, kind, text, target, line).
@@ -63,6 +63,17 @@ class Entry:
     dup: bool = False
     blocked: bool = False
     eligible: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What a change set did, sorted (for the reconcile's result)."""
+
+    changed_paths: tuple[str, ...]
+    affected_ids: tuple[str, ...]
+    resolved_paths: tuple[str, ...]  # notes whose links and references were resolved again
+    parsed: int
+    deleted: int
 
 
 @dataclass(slots=True)
@@ -575,6 +586,18 @@ class ChangeSet:
                 for row in self._derived_issues(p)
             ],
         }
+
+    def summary(self) -> Summary:
+        """What this plan did, once written."""
+        changes = self.changes
+        parsed = sum(1 for c in changes.values() if c is not None)
+        return Summary(
+            tuple(sorted(changes)),
+            tuple(sorted(self.affected_ids)),
+            tuple(sorted(set(self.rows) | set(changes))),
+            parsed,
+            len(changes) - parsed,
+        )
 
     def commit(self) -> None:
         """Make the plan the reconciler's memory, once the transaction committed."""

@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import vault
-from temporal.changeset import ChangeSet, Entry, Guard, issue_key, snapshot_id
+from temporal.changeset import ChangeSet, Entry, Guard, Summary, issue_key, snapshot_id
 from temporal.names import NameIndex, Resolution
 from temporal.store import Store
+from temporal.tables import PROJECTION_TABLES
 from vault import IndexUnavailable, Issue, NoteFile
 from vault.batch import Outcome, read_and_parse, read_in_workers
 
@@ -236,7 +237,7 @@ class Reconciler:
         if not changes and not new_stats and not scan_changed:
             return ReconcileResult(self.snapshot(), (), (), checked, read, 0, 0)
         try:
-            self._write(plan, new_stats, scan_issues if scan_changed else None, paths)
+            done = self._write(plan, new_stats, scan_issues if scan_changed else None, paths)
         except BaseException:
             self._reset()
             raise
@@ -247,17 +248,15 @@ class Reconciler:
             else:
                 self.keys[path] = stat[:3]
                 self.revisions[path] = stat[3]
-        parsed = sum(1 for c in changes.values() if c is not None)
-        deleted = sum(1 for c in changes.values() if c is None)
         return ReconcileResult(
             self.snapshot(),
-            tuple(sorted(changes)),
-            tuple(sorted(plan.affected_ids)),
+            done.changed_paths,
+            done.affected_ids,
             checked,
             read,
-            parsed,
-            deleted,
-            tuple(sorted(set(plan.rows) | set(changes))),
+            done.parsed,
+            done.deleted,
+            done.resolved_paths,
         )
 
     def _scan_issues_changed(
@@ -275,7 +274,7 @@ class Reconciler:
         new_stats: Mapping[str, tuple[int, int, int, str] | None],
         scan_issues: list[Issue] | None,
         paths: Collection[str] | None,
-    ) -> None:
+    ) -> Summary:
         bulk = len(plan.notes) > _BULK and len(plan.notes) > len(self.entries)
         with self.store.write(checkpoint_later=bulk) as conn:
             if self._other_writer():
@@ -283,6 +282,8 @@ class Reconciler:
             _hook("before-write")
             with self.store.bulk(conn, active=bulk) as work:
                 plan.write(conn, work)
+                work.index(*PROJECTION_TABLES)  # the last indexes build while this sums up
+                done = plan.summary()
             conn.executemany(
                 "DELETE FROM files WHERE path = ?",
                 [(p,) for p, s in new_stats.items() if s is None],
@@ -331,6 +332,7 @@ class Reconciler:
                 self.scan_issues = [
                     i for i in self.scan_issues if i.path not in chosen
                 ] + scan_issues
+        return done
 
     def _reset(self) -> None:
         """Forget memory and reload what was committed (after a failed write)."""
