@@ -125,7 +125,7 @@ class ChangeSet:
         self._id_keys: set[str] = set()
         # Nothing committed is usable: every note is in this change set, so no committed target
         # can match a name, and every note is affected and derived anyway.
-        self._first_load = not rec.entries
+        self.first_load = not rec.entries
 
     def take(self, path: str, parsed: ParsedNote | None) -> None:
         """Take one changed file (None: gone) into the plan: what it says on its own.
@@ -190,7 +190,7 @@ class ChangeSet:
                 names=(),
                 norms=[key for key, _ in self._names_of[path]],
             )
-            if not self._first_load:
+            if not self.first_load:
                 lower, norm = self.names.keys(path)
                 self._lower_keys |= lower
                 self._norm_keys |= norm
@@ -198,7 +198,7 @@ class ChangeSet:
     def run(self) -> None:
         """Work out what the files taken affect: resolution, eligibility, digests."""
         self.affected = set(self.notes) | self._targets_matching(self._lower_keys, self._norm_keys)
-        for note_id in () if self._first_load else self._id_keys:
+        for note_id in () if self.first_load else self._id_keys:
             self.affected |= self.names.paths_with_id(note_id) | self.names.case_twins(note_id)
         self.affected = {p for p in self.affected if p in self.entries}
         self._guard_and_block()
@@ -375,7 +375,7 @@ class ChangeSet:
                 self.derived.add(path)
             pending = set()
             self.affected_ids.update(self.entries[path].id for path in flipped)
-            if self._first_load:
+            if self.first_load:
                 break  # every note was worked out in this first round: none to revisit
             for path in flipped:
                 # A referrer worked out in this round already saw the new value (memo).
@@ -385,7 +385,7 @@ class ChangeSet:
         # Dangling references and supersession cycles are read off the targets' state: the
         # referrers of every changed or derived note, and whole superseded_by chains through
         # them, get their derived issues recomputed too.
-        if not self._first_load:
+        if not self.first_load:
             touched = self.derived | set(self.notes) | {p for p, _ in self._undo}
             extra: set[str] = set()
             for path in touched:
@@ -457,14 +457,15 @@ class ChangeSet:
     # -- writing ------------------------------------------------------------------------
 
     def write(self, conn: sqlite3.Connection, bulk: Bulk) -> None:
-        """Work the plan out (`run`) and replace the rows of every changed and affected note,
-        in the caller's transaction.
+        """Replace the rows of every changed and affected note, in the caller's transaction.
 
+        A first load runs the plan itself, once its notes are written; any other plan must
+        have `run()` before (it reads committed rows, through indexes a bulk write drops).
         A bulk write's indexes are built in the background (`bulk`) as the rows they index
         go in; meanwhile this works out the next rows without touching the connection.
         """
         removed = [p for p, _ in self._undo]
-        if self._first_load:
+        if self.first_load:
             # Every row to replace is of a file taken. The notes go in before `run`, with the
             # eligibility they have unless their references say otherwise, so that their
             # full-text index fills meanwhile; the notes that differ are updated after.
@@ -486,7 +487,6 @@ class ChangeSet:
             unwritten: list[tuple[int, str]] = []
             associated = set(derived)
         else:
-            self.run()
             rewrite = sorted(set(self.rows) | set(removed))
             derived = sorted(self.derived | set(removed) | set(self.rows))
             # Whose associations may change: every path rewritten or re-derived, and the

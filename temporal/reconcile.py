@@ -275,6 +275,8 @@ class Reconciler:
         scan_issues: list[Issue] | None,
         paths: Collection[str] | None,
     ) -> Summary:
+        if not plan.first_load:
+            plan.run()  # it reads committed rows: before a bulk write drops their indexes
         bulk = len(plan.notes) > _BULK and len(plan.notes) > len(self.entries)
         with self.store.write(checkpoint_later=bulk) as conn:
             if self._other_writer():

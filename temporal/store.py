@@ -186,11 +186,11 @@ class Store:
         bulk = Bulk(conn, active=True)
         try:
             yield bulk
+            bulk.index(*PROJECTION_TABLES)
+            bulk.wait()
         except BaseException:
             bulk.stop()
             raise
-        bulk.index(*PROJECTION_TABLES)
-        bulk.wait()
         _create_triggers(conn)
 
     @contextlib.contextmanager
@@ -247,12 +247,12 @@ class Background:
 
     SQLite releases the GIL while a statement runs, so Python work goes on meanwhile: the
     caller must not touch the connection between `start()` and `wait()`. Statements started
-    while earlier ones run follow them, in order.
+    while earlier ones run follow them, in order (each start is a thread joining the one before).
     """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
         self._error: BaseException | None = None
         self._stopping = threading.Event()
 
@@ -260,38 +260,38 @@ class Background:
         """Run these statements once those started before are done."""
         if not statements:
             return
-        previous = self._thread
+        previous = self._threads[-1] if self._threads else None
 
         def run() -> None:
             if previous is not None:
                 previous.join()
             self._run(statements)
 
-        self._thread = threading.Thread(target=run, name="almanac-bulk", daemon=True)
-        self._thread.start()
+        thread = threading.Thread(target=run, name="almanac-bulk", daemon=True)
+        self._threads.append(thread)  # before it starts: stop() must see it whatever happens
+        thread.start()
 
     def wait(self) -> None:
         """Wait for every statement started; raise what one of them raised."""
-        if self._thread is None:
-            return
         try:
-            self._thread.join()
+            for thread in self._threads:
+                thread.join()
         except BaseException:
             self.stop()  # interrupted (Ctrl-C): the statements must not outlive the transaction
             raise
-        self._thread = None
+        self._threads = []
         if self._error is not None:
             raise self._error
 
     def stop(self) -> None:
-        """Interrupt the statements and wait until they are done; raise nothing."""
-        thread = self._thread
-        self._stopping.set()
-        while thread is not None and thread.is_alive():
-            self.conn.interrupt()  # the running statement fails; no later one starts
+        """Interrupt the statements and wait until every thread is done; raise nothing."""
+        self._stopping.set()  # no statement starts from now on
+        while alive := [t for t in self._threads if t.is_alive()]:
+            # The running statement fails; one just starting may have missed it: again shortly.
+            self.conn.interrupt()
             with contextlib.suppress(BaseException):
-                thread.join()
-        self._thread = None
+                alive[0].join(0.05)
+        self._threads = []
 
     def _run(self, statements: Sequence[str]) -> None:
         try:

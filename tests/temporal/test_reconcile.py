@@ -9,7 +9,8 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -65,8 +66,14 @@ def fresh_schema() -> list[tuple[str, str, str | None]]:
 def dump(db: Path) -> dict[str, list[tuple[object, ...]]]:
     conn = sqlite3.connect(db)
     try:
-        # A bulk write drops the indexes and builds them again: none may be missing after.
+        # A bulk write drops the indexes and builds them again: none may be missing after. It
+        # fills the full-text index and its narrow copy of the notes apart from the notes, too.
         assert schema(conn) == fresh_schema()
+        conn.execute("INSERT INTO search (search) VALUES ('integrity-check')")
+        keys = "rowid, path, id, scope, kind, type, tags, lifecycle, eligible"
+        assert sorted(conn.execute(f"SELECT {keys} FROM notes")) == sorted(
+            conn.execute(f"SELECT {keys} FROM search_keys")
+        )
         out = {t: sorted(conn.execute(f"SELECT * FROM {t}"), key=repr) for t in TABLES}
         out["digests"] = list(conn.execute("SELECT value FROM meta WHERE key = 'digests'"))
         return out
@@ -426,3 +433,83 @@ def test_a_reconcile_failing_while_it_reads_leaves_memory_as_committed(tmp_path:
     rec.reconcile(now_us=NOW + 2)
     store.close()
     assert dump(db) == clean_rebuild(root, tmp_path, db)
+
+
+def test_a_bulk_write_over_committed_notes_reads_them_before_dropping_indexes(
+    tmp_path: Path,
+) -> None:
+    # Working out what new names affect reads committed targets by key and by path. A bulk
+    # write drops the indexes: a read after that is a scan, once per affected note.
+    root = tmp_path / "vault"
+    write(
+        root, {f"c/{i}.md": f"---\ntype: claim\nsubject: X{i}\n---\n[[X{i}]]\n" for i in range(50)}
+    )
+    store = temporal.Store.open(tmp_path / "state.db")
+    rec = temporal.Reconciler(store, root, temporal.VaultConfig())
+    rec.reconcile(now_us=NOW)
+    write(root, {f"x/{i}.md": f"# X{i}\n" for i in range(2100)})
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)
+    rec.reconcile(now_us=NOW + 1)
+    store.conn.set_trace_callback(None)
+    store.close()
+    dropped = min(i for i, s in enumerate(statements) if s.startswith("DROP INDEX"))
+    reads = [i for i, s in enumerate(statements) if s.startswith("SELECT") and " targets " in s]
+    assert reads and max(reads) < dropped
+
+
+def test_an_interrupt_as_a_bulk_write_ends_stops_its_index_builds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C while the last indexes build: none of them may run on once the bulk block is left
+    # (the transaction is rolled back next).
+    root = tmp_path / "vault"
+    write(root, {f"n/{i}.md": f"---\ntitle: N{i}\n---\n[[N{i + 1}]]\n" for i in range(2100)})
+    wait, bulk = temporal.store.Bulk.wait, temporal.Store.bulk
+    left_running: list[list[threading.Thread]] = []
+
+    def interrupted(self: temporal.store.Bulk) -> None:
+        if "targets" in self._done:  # the last step
+            raise KeyboardInterrupt
+        wait(self)
+
+    @contextlib.contextmanager
+    def watched(
+        self: temporal.Store, conn: sqlite3.Connection, *, active: bool = True
+    ) -> Iterator[temporal.store.Bulk]:
+        try:
+            with bulk(self, conn, active=active) as work:
+                yield work
+        finally:
+            left_running.append([t for t in threading.enumerate() if t.name == "almanac-bulk"])
+
+    monkeypatch.setattr(temporal.store.Bulk, "wait", interrupted)
+    monkeypatch.setattr(temporal.Store, "bulk", watched)
+    store = temporal.Store.open(tmp_path / "state.db")
+    with pytest.raises(KeyboardInterrupt):
+        temporal.Reconciler(store, root, temporal.VaultConfig()).reconcile(now_us=NOW)
+    assert left_running == [[]]
+    store.close()
+    monkeypatch.undo()
+    reconcile(root, tmp_path / "state.db")
+    assert dump(tmp_path / "state.db") == clean_rebuild(root, tmp_path, tmp_path / "state.db")
+
+
+def test_stopping_background_statements_waits_for_all_when_one_failed_to_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conn = sqlite3.connect(tmp_path / "db", check_same_thread=False, isolation_level=None)
+    background = temporal.store.Background(conn)
+    long = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
+    background.start([long])
+
+    def refuse(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    with pytest.raises(RuntimeError):
+        background.start(["SELECT 1"])
+    monkeypatch.undo()
+    background.stop()  # interrupts the first statement, and waits for it
+    assert not [t for t in threading.enumerate() if t.name == "almanac-bulk"]
+    conn.close()
