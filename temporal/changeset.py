@@ -807,7 +807,10 @@ def _json(value: object) -> str:
         return "{}" if isinstance(value, Mapping) else "[]"
     if isinstance(value, Mapping):
         value = dict(value)
-    return json.dumps(value, default=str)
+    return _ENCODER.encode(value)
+
+
+_ENCODER = json.JSONEncoder(default=str)  # (`json.dumps(default=...)` makes one per call)
 
 
 _INSERT_NOTE = "INSERT INTO notes VALUES (" + ",".join("?" * 27) + ")"

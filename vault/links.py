@@ -53,10 +53,11 @@ def extract_links(body: str, *, first_line: int, note_path: str) -> tuple[Link, 
     `[[#heading]]` points into the same note and is left out, and so are
     Markdown links to anything but a relative `.md` path inside the vault.
     """
-    links: list[tuple[int, int, Link]] = []
-    folder = posixpath.dirname(note_path)
     if "[" not in body:
         return ()
+    links: list[tuple[int, int, Link]] = []
+    folder = posixpath.dirname(note_path)
+    markdown = False  # wiki links alone are found in reading order already
     if "`" in body or "~~~" in body:
         chunks = [(first_line + offset, line) for offset, line in _prose_lines(body) if "[" in line]
     else:
@@ -77,11 +78,13 @@ def extract_links(body: str, *, first_line: int, note_path: str) -> tuple[Link, 
             for match in _MARKDOWN.finditer(text):
                 path = _markdown_target(match.group(2), folder)
                 if path is not None:
+                    markdown = True
                     line = start_line + newlines(match.start())
                     links.append(
                         (line, match.start(), Link("markdown", path, match.group(0), line))
                     )
-    links.sort(key=lambda item: (item[0], item[1]))
+    if markdown:
+        links.sort(key=lambda item: (item[0], item[1]))
     return tuple(link for _, _, link in links)
 
 

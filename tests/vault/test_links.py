@@ -193,3 +193,13 @@ def test_first_heading_skips_empty_headings_and_code() -> None:
     assert first_heading("#  \n# ##\n# Real #\n# Later\n") == "Real"
     assert first_heading("```\n# In code\n```\n# After\n") == "After"
     assert first_heading("#No space\n ## Not level one\n") is None
+
+
+def test_links_of_both_kinds_come_in_reading_order() -> None:
+    assert _links("[a](a.md) then [[b]]\n[[c]] [d](d.md) [[e]]\n") == [
+        ("markdown", "notes/a", "[a](a.md)", 1),
+        ("wiki", "b", "[[b]]", 1),
+        ("wiki", "c", "[[c]]", 2),
+        ("markdown", "notes/d", "[d](d.md)", 2),
+        ("wiki", "e", "[[e]]", 2),
+    ]
