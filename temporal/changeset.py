@@ -482,13 +482,13 @@ class ChangeSet:
             conn.executemany("UPDATE notes SET eligible = ? WHERE path = ?", flipped)
             _insert(conn, own)
             bulk.index("notes", *own)
-            derived = sorted(self.derived | set(removed))
+            derived = self._rederived(removed)
             rows = _meanwhile(bulk, lambda: self._linked_rows(derived))
             unwritten: list[tuple[int, str]] = []
             associated = set(derived)
         else:
             rewrite = sorted(set(self.rows) | set(removed))
-            derived = sorted(self.derived | set(removed) | set(self.rows))
+            derived = self._rederived(removed)
             # Whose associations may change: every path rewritten or re-derived, and the
             # sources their claims and relationships name, before (read here) and after.
             associated = set(derived) | _sources_of(conn, derived)
@@ -521,6 +521,11 @@ class ChangeSet:
                 if isinstance(g, Guard)
             ],
         )
+
+    def _rederived(self, removed: list[str]) -> list[str]:
+        """Paths whose derived issues (and associations) are made again: those derived, taken
+        or resolved again."""
+        return sorted(self.derived | set(removed) | set(self.rows))
 
     def _delete(
         self, conn: sqlite3.Connection, removed: list[str], rewrite: list[str], derived: list[str]
@@ -559,7 +564,7 @@ class ChangeSet:
         return self._own_rows()
 
     def _own_rows(self) -> dict[str, list[tuple[object, ...]]]:
-        """The rows each changed note makes on its own (but for its eligibility)."""
+        """The rows each changed note makes on its own (spans carry its eligibility)."""
         return {
             "dates": list(self._date_rows()),
             "spans": list(self._span_rows()),

@@ -311,7 +311,7 @@ class Bulk:
     """
 
     def __init__(self, conn: sqlite3.Connection, *, active: bool) -> None:
-        self.active = active
+        self._active = active
         self._background = Background(conn)
         self._done: set[str] = set()
 
@@ -336,7 +336,7 @@ class Bulk:
         self._background.stop()
 
     def _start(self, step: str, statements: Sequence[str]) -> None:
-        if self.active and step not in self._done:
+        if self._active and step not in self._done:
             self._done.add(step)
             self._background.start(statements)
 

@@ -173,8 +173,8 @@ PROJECTION_INDEXES = (
 
 # Kept apart from the DDL (their bodies hold semicolons); a bulk load drops them and fills both
 # tables once (SEARCH_FILL, then SEARCH_KEYS_FILL when eligibility is final), much faster than
-# one index update per inserted row. (FTS5's own 'rebuild'
-# cannot read the search_text view: SQLite refuses json_each inside it.)
+# one index update per inserted row. (FTS5's own 'rebuild' cannot read the search_text view:
+# SQLite refuses json_each inside it.)
 _ALIASES = "(SELECT group_concat(value, char(10)) FROM json_each({}.aliases))"
 _SEARCH_DELETE = (
     "INSERT INTO search (search, rowid, title, aliases, body)"
