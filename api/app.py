@@ -13,11 +13,12 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.context import AlmanacGraphQL, scopes_for_token
+from api.context import AlmanacGraphQL, is_loopback, scopes_for_token
+from api.errors import PayloadTooLarge, UnsupportedMediaType, error_response
 from api.schema import build_schema
 from api.services import Services, now_us
 from api.settings import Limits, Settings
-from vault import AlmanacError
+from vault import AlmanacError, Forbidden, InvalidInput
 
 __all__ = ["app_from_env", "create_app"]
 
@@ -65,7 +66,7 @@ def app_from_env() -> Starlette:
 
 
 class Guard:
-    """ASGI protections in front of strawberry: size, type, JSON shape, origin, credentials."""
+    """ASGI protections in front of strawberry: host, origin, credentials, size, type, JSON."""
 
     def __init__(self, app: ASGIApp, services: Services, limits: Limits) -> None:
         self.app = app
@@ -76,44 +77,40 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        try:
+            receive = await self._admit(scope, receive)
+        except AlmanacError as error:
+            await error_response(error)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    async def _admit(self, scope: Scope, receive: Receive) -> Receive:
+        """The request's `receive` once it passes every check (a POST's body read and checked,
+        then replayed).
+
+        Raises:
+            AlmanacError: the first check it fails, answered with the class's status and code.
+        """
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         client = scope.get("client")
         if not self.services.settings.tokens and not _loopback_host(headers, client):
             # No tokens: loopback only, and by name too, so DNS rebinding cannot read the vault.
-            message = "Without configured tokens only loopback host names are answered"
-            await _error(403, message, "FORBIDDEN")(scope, receive, send)
-            return
-        try:
-            scope["almanac.scopes"] = scopes_for_token(
-                self.services, headers.get("authorization"), client[0] if client else None
-            )
-        except AlmanacError as exc:
-            status = 401 if exc.code == "UNAUTHENTICATED" else 403
-            await _error(status, str(exc), exc.code or "FORBIDDEN")(scope, receive, send)
-            return
+            raise Forbidden("Without configured tokens only loopback host names are answered")
+        _same_site(headers)
+        scope["almanac.scopes"] = scopes_for_token(
+            self.services, headers.get("authorization"), client[0] if client else None
+        )
         if scope["method"] == "GET":
             query_string = scope.get("query_string", b"")
             if len(query_string) > self.limits.max_body_bytes:
-                await _error(413, "Query string too large", "QUERY_TOO_COMPLEX")(
-                    scope, receive, send
-                )
-                return
-            problem = _query_params_problem(query_string, self.limits.max_json_depth)
-            if problem:
-                await _error(*problem)(scope, receive, send)
-                return
-            await self.app(scope, receive, send)
-            return
-        problem = _cross_site(headers) or _content_type(headers)
-        if problem:
-            await _error(*problem)(scope, receive, send)
-            return
-        body, problem = await _read_body(receive, self.limits.max_body_bytes, headers)
-        if problem is None:
-            problem = _json_problem(body, self.limits.max_json_depth)
-        if problem:
-            await _error(*problem)(scope, receive, send)
-            return
+                raise PayloadTooLarge("Query string too large")
+            _check_query_params(query_string, self.limits.max_json_depth)
+            return receive
+        kind = headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            raise UnsupportedMediaType("POST bodies must be application/json")
+        body = await _read_body(receive, self.limits.max_body_bytes, headers)
+        _check_json(body, self.limits.max_json_depth)
         sent = False
 
         async def replay() -> Message:
@@ -123,89 +120,88 @@ class Guard:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
 
-        await self.app(scope, replay, send)
+        return replay
 
 
 def _loopback_host(headers: dict[str, str], client: tuple[str, int] | None) -> bool:
-    host = headers.get("host", "")
-    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-    if name in ("127.0.0.1", "localhost", "[::1]") or name.startswith("127."):
+    name = _host_name(headers.get("host", ""))
+    if name is not None and is_loopback(name):
         return True
     # Starlette's in-process TestClient (and `almanac query`) talk to "testserver".
     return name == "testserver" and client is not None and client[0] == "testclient"
 
 
-def _cross_site(headers: dict[str, str]) -> tuple[int, str, str] | None:
+def _host_name(host: str) -> str | None:
+    """The name of a `Host` header without its port, or None when it is not of that form."""
+    if host.startswith("["):
+        name, bracket, rest = host[1:].partition("]")
+        if not bracket or (rest and not (rest[0] == ":" and rest[1:].isdigit())):
+            return None
+        return f"[{name}]"
+    name, colon, port = host.partition(":")
+    if colon and not port.isdigit():
+        return None
+    return name
+
+
+def _same_site(headers: dict[str, str]) -> None:
+    """Refuse what a browser sends for another site's page (GET and POST alike).
+
+    Raises:
+        Forbidden: a cross-site fetch, or an `Origin` that is not this server.
+    """
     if headers.get("sec-fetch-site") == "cross-site":
-        return 403, "Cross-site requests are refused", "FORBIDDEN"
+        raise Forbidden("Cross-site requests are refused")
     origin = headers.get("origin")
-    if origin and origin != "null":
-        host = headers.get("host", "")
-        if origin.split("://", 1)[-1] != host:
-            return 403, f"Origin {origin!r} is not this server", "FORBIDDEN"
-    return None
+    if origin and origin != "null" and origin.split("://", 1)[-1] != headers.get("host", ""):
+        raise Forbidden(f"Origin {origin!r} is not this server")
 
 
-def _content_type(headers: dict[str, str]) -> tuple[int, str, str] | None:
-    kind = headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != "application/json":
-        return 415, "POST bodies must be application/json", "BAD_USER_INPUT"
-    return None
-
-
-async def _read_body(
-    receive: Receive, cap: int, headers: dict[str, str]
-) -> tuple[bytes, tuple[int, str, str] | None]:
-    too_large = (413, f"Request body larger than {cap} bytes", "QUERY_TOO_COMPLEX")
+async def _read_body(receive: Receive, cap: int, headers: dict[str, str]) -> bytes:
+    too_large = PayloadTooLarge(f"Request body larger than {cap} bytes")
     length = headers.get("content-length")
     if length is not None and (not length.isdigit() or int(length) > cap):
-        return b"", too_large
+        raise too_large
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            return b"", (400, "Client disconnected", "BAD_USER_INPUT")
+            raise InvalidInput("Client disconnected")
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > cap:
-            return b"", too_large
+            raise too_large
         chunks.append(chunk)
         if not message.get("more_body"):
-            return b"".join(chunks), None
+            return b"".join(chunks)
 
 
-def _query_params_problem(query_string: bytes, max_depth: int) -> tuple[int, str, str] | None:
+def _check_query_params(query_string: bytes, max_depth: int) -> None:
     try:
         params = parse_qs(query_string.decode("latin-1"), errors="strict")
     except (UnicodeDecodeError, ValueError):
-        return 400, "Query string is not valid", "BAD_USER_INPUT"
+        raise InvalidInput("Query string is not valid") from None
     for name in ("variables", "extensions"):
         for value in params.get(name, []):
-            problem = _json_problem(value.encode("utf-8", "surrogateescape"), max_depth, what=name)
-            if problem:
-                return problem
-    return None
+            _check_json(value.encode("utf-8", "surrogateescape"), max_depth, what=name)
 
 
-def _json_problem(
-    body: bytes, max_depth: int, *, what: str = "Request body"
-) -> tuple[int, str, str] | None:
+def _check_json(body: bytes, max_depth: int, *, what: str = "Request body") -> None:
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
-        return 400, f"{what} is not UTF-8", "BAD_USER_INPUT"
+        raise InvalidInput(f"{what} is not UTF-8") from None
     if _too_deep(text, max_depth):
-        return 400, f"{what}: JSON nested deeper than {max_depth}", "BAD_USER_INPUT"
+        raise InvalidInput(f"{what}: JSON nested deeper than {max_depth}")
     try:
         data: Any = json.loads(text)
         # Lone surrogates (from \ud800-style escapes) are not text any store can hold.
         json.dumps(data, ensure_ascii=False).encode("utf-8")
     except (ValueError, RecursionError):
-        return 400, f"{what} is not valid JSON", "BAD_USER_INPUT"
+        raise InvalidInput(f"{what} is not valid JSON") from None
     if not isinstance(data, dict):
-        return 400, f"{what} must be one JSON object (batching is off)", "BAD_USER_INPUT"
-    return None
+        raise InvalidInput(f"{what} must be one JSON object (batching is off)")
 
 
 def _too_deep(text: str, max_depth: int) -> bool:
@@ -228,7 +224,3 @@ def _too_deep(text: str, max_depth: int) -> bool:
         elif char in "]}":
             depth -= 1
     return False
-
-
-def _error(status: int, message: str, code: str) -> Response:
-    return JSONResponse({"errors": [{"message": message, "extensions": {"code": code}}]}, status)

@@ -74,9 +74,10 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from api.app import create_app
+    from api.context import is_loopback
 
     settings = _settings(args, watch=not args.no_watch)
-    if not settings.tokens and args.host not in ("127.0.0.1", "::1", "localhost"):
+    if not settings.tokens and not is_loopback(args.host):
         raise StartupError("Without configured tokens Almanac serves on loopback only")
     print(f"Serving {settings.vault} on http://{args.host}:{args.port}/graphql", file=sys.stderr)
     uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")

@@ -3,6 +3,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import ipaddress
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,14 @@ from api.services import Services, now_us
 from api.types.common import Coverage, Freshness, ResultMeta
 from vault import AlmanacError, Forbidden, IndexUnavailable, Unauthenticated
 
-__all__ = ["AlmanacGraphQL", "Context", "Info", "readable_scopes"]
+__all__ = [
+    "AlmanacGraphQL",
+    "Context",
+    "Info",
+    "is_loopback",
+    "readable_scopes",
+    "scopes_for_token",
+]
 
 
 @dataclass(slots=True)
@@ -176,9 +184,8 @@ def scopes_for_token(
     """
     tokens = services.settings.tokens
     if not tokens:
-        if client_host not in (None, "127.0.0.1", "::1", "localhost", "testclient") and not (
-            client_host or ""
-        ).startswith("127."):
+        # No client address: a Unix socket. "testclient": starlette's in-process TestClient.
+        if client_host not in (None, "testclient") and not is_loopback(client_host):
             raise Forbidden("Without configured tokens Almanac answers loopback clients only")
         return None
     if not authorization or not authorization.startswith("Bearer "):
@@ -188,3 +195,16 @@ def scopes_for_token(
         if hmac.compare_digest(known, digest):
             return scopes
     raise Unauthenticated("The bearer token is not valid")
+
+
+def is_loopback(name: str) -> bool:
+    """Whether a host name or address is this machine's: exactly `localhost`, or an IP literal
+    (IPv6 with or without brackets) that is a loopback address."""
+    if name.lower() == "localhost":
+        return True
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False

@@ -1,4 +1,11 @@
-"""Rendering errors: the one place that decides what a client sees of an error."""
+"""Rendering errors: the one place that decides what a client sees of an error.
+
+A code comes from what went wrong, never from a message's words: our own errors carry their
+class's `code` (and, refusing a whole HTTP request, its `http_status`); an error of the
+document itself (syntax, validation, literal coercion) is `GRAPHQL_VALIDATION_FAILED`;
+anything else is a bug, logged and shown only as "Unexpected error." with
+`INTERNAL_SERVER_ERROR`.
+"""
 
 from __future__ import annotations
 
@@ -6,25 +13,46 @@ import logging
 from collections.abc import Iterator
 
 from graphql import GraphQLError
+from starlette.responses import JSONResponse, Response
 from strawberry.extensions import SchemaExtension
 
-from vault import AlmanacError
+from vault import AlmanacError, InvalidInput, QueryTooComplex
 
-__all__ = ["ErrorCodes"]
+__all__ = [
+    "ErrorCodes",
+    "PayloadTooLarge",
+    "UnsupportedMediaType",
+    "error_response",
+    "render",
+]
 
 log = logging.getLogger("almanac")
 
-_TOO_COMPLEX = ("exceeds maximum operation depth", "aliases", "token", "max_tokens")
+_VALIDATION_FAILED = "GRAPHQL_VALIDATION_FAILED"
+_INTERNAL = "INTERNAL_SERVER_ERROR"
+
+
+class PayloadTooLarge(QueryTooComplex):
+    """A request body or query string over the size limit."""
+
+    http_status = 413
+
+
+class UnsupportedMediaType(InvalidInput):
+    """A POST whose body is not `application/json`."""
+
+    http_status = 415
+
+
+def error_response(error: AlmanacError) -> Response:
+    """The response refusing a whole HTTP request: the class's status and code."""
+    body = {"errors": [{"message": str(error), "extensions": {"code": error.code or _INTERNAL}}]}
+    return JSONResponse(body, error.http_status)
 
 
 class ErrorCodes(SchemaExtension):
-    """Sets `extensions.code` on every error; masks and logs unexpected ones.
-
-    Our own errors carry their class's code; document errors (syntax,
-    validation) are `GRAPHQL_VALIDATION_FAILED`, or `QUERY_TOO_COMPLEX` when a
-    limiter refused the document; anything else is a bug: logged, and shown
-    only as "Unexpected error." with `INTERNAL_SERVER_ERROR`.
-    """
+    """Sets `extensions.code` on every error of a result (`render`); closes the request's
+    read transaction when the operation ends."""
 
     def on_operation(self) -> Iterator[None]:
         try:
@@ -38,42 +66,26 @@ class ErrorCodes(SchemaExtension):
         errors = getattr(result, "errors", None)
         if result is None or not errors:
             return
-        result.errors = [_render(error) for error in errors]
-
-    def on_validate(self) -> Iterator[None]:
-        yield
-        errors = self.execution_context.pre_execution_errors or []
-        self.execution_context.pre_execution_errors = [_render(e) for e in errors] or None
+        result.errors = [render(error) for error in errors]
 
 
-def _render(error: GraphQLError) -> GraphQLError:
+def render(error: GraphQLError) -> GraphQLError:
+    """The error as a client sees it, with its `extensions.code`."""
     original = error.original_error
     if isinstance(original, AlmanacError):
-        code = original.code or "INTERNAL_SERVER_ERROR"
-        return _with_code(error, code)
+        return _with_code(error, original.code or _INTERNAL)
     if original is None or (error.path is None and not isinstance(original, GraphQLError)):
         # No path: the document itself was refused (syntax, validation, literal coercion).
-        text = error.message.lower()
-        code = (
-            "QUERY_TOO_COMPLEX"
-            if any(k in text for k in _TOO_COMPLEX)
-            else "GRAPHQL_VALIDATION_FAILED"
-        )
-        return _with_code(error, code)
+        return _with_code(error, _VALIDATION_FAILED)
     if isinstance(original, GraphQLError):
-        return _render(original)
+        return render(original)
     log.error("Unexpected error in %s", error.path, exc_info=original)
     return GraphQLError(
-        "Unexpected error.",
-        nodes=error.nodes,
-        path=error.path,
-        extensions={"code": "INTERNAL_SERVER_ERROR"},
+        "Unexpected error.", nodes=error.nodes, path=error.path, extensions={"code": _INTERNAL}
     )
 
 
 def _with_code(error: GraphQLError, code: str) -> GraphQLError:
-    extensions = dict(error.extensions or {})
-    extensions["code"] = code
     return GraphQLError(
         error.message,
         nodes=error.nodes,
@@ -81,5 +93,5 @@ def _with_code(error: GraphQLError, code: str) -> GraphQLError:
         positions=error.positions,
         path=error.path,
         original_error=error.original_error,
-        extensions=extensions,
+        extensions={**(error.extensions or {}), "code": code},
     )

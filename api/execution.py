@@ -1,5 +1,5 @@
-"""How strawberry runs a document: parsed and validated once per document text, plain fields
-read directly.
+"""How strawberry runs a document: plain fields read directly, the deadline looked at for every
+object.
 
 graphql-core completes every field through the same chain (resolve info, argument values,
 `complete_value` for the non-null wrapper, then for the leaf), about 10 µs a field: a graph
@@ -13,20 +13,18 @@ extension with a resolve hook) takes graphql-core's own path, which then produce
 result or error. An error below a directly completed object is handled as graphql-core does:
 null at the nearest nullable field, up the path otherwise.
 
-Parsing and validation depend on the document text alone (the limits are fixed when the schema
-is built), so their results are kept for the most recent documents.
+Every object below the root starts with a look at the request's deadline: a request past it
+stops with `QUERY_TOO_COMPLEX` there (a located field error), however its time was spent.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
 
 from graphql import (
-    ASTValidationRule,
-    GraphQLError,
     GraphQLField,
     GraphQLList,
     GraphQLNonNull,
@@ -39,57 +37,19 @@ from graphql import (
 from graphql.execution.collect_fields import FieldDetailsList, GroupedFieldSet
 from graphql.pyutils import AwaitableOrValue, Path, gather_with_cancel
 from graphql.type import GraphQLLeafType
-from strawberry.extensions import (
-    AddValidationRules,
-    MaxAliasesLimiter,
-    ParserCache,
-    QueryDepthLimiter,
-    ValidationCache,
-)
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.field import StrawberryField
 
-__all__ = ["DOCUMENTS_KEPT", "Executor", "document_extensions"]
+from vault import QueryTooComplex
 
-DOCUMENTS_KEPT = 256
+__all__ = ["Executor"]
 
 # A plain field's plan: how to read it, its leaf or object type, whether it is a list of those
 # (non-null), whether it is non-null.
 _Plan = tuple[Callable[[Any], Any], GraphQLLeafType | GraphQLObjectType, bool, bool]
 _PLAN = "almanac.plain"  # the key of the plan in a field definition's `extensions`
 _STRAWBERRY = GraphQLCoreConverter.DEFINITION_BACKREF
-
-
-def document_extensions(*, max_depth: int, max_aliases: int) -> list[object]:
-    """The depth and alias limits as one set of validation rules made once, then the parse
-    and validation caches (after the rules, so the rules are part of the cache key)."""
-    rules: list[type[ASTValidationRule]] = [
-        *QueryDepthLimiter(max_depth=max_depth).validation_rules,
-        *MaxAliasesLimiter(max_alias_count=max_aliases).validation_rules,
-    ]
-    return [
-        lambda: AddValidationRules(rules),
-        _ParseCache,
-        lambda: ValidationCache(maxsize=DOCUMENTS_KEPT),
-    ]
-
-
-class _ParseCache(ParserCache):
-    """strawberry's parser cache, except that a document that does not parse is left to
-    strawberry's own parse, which reports the error as a result (the cache's hook would raise
-    it out of the request)."""
-
-    def __init__(self) -> None:
-        super().__init__(maxsize=DOCUMENTS_KEPT)
-
-    def on_parse(self) -> Iterator[None]:
-        context = self.execution_context
-        with contextlib.suppress(GraphQLError):
-            context.graphql_document = self.cached_parse_document(
-                context.query, **context.parse_options
-            )
-        yield
 
 
 class Executor(StrawberryGraphQLCoreExecutionContext):
@@ -100,6 +60,7 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
         manager = self.middleware_manager
         # An extension with a resolve hook must see every field: then no direct path.
         self.direct = manager is None or not manager.middlewares
+        self.deadline: float | None = getattr(self.context_value, "deadline", None)
 
     def execute_fields(
         self,
@@ -110,6 +71,8 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
         position_context: Any,
     ) -> AwaitableOrValue[dict[str, Any]]:
         """graphql-core's `execute_fields`, plain fields first completed directly."""
+        if path is not None and self.deadline is not None and time.monotonic() > self.deadline:
+            raise QueryTooComplex("The query ran past its time limit")
         if not self.direct or position_context is not None:  # no resolve hooks, no @defer
             return super().execute_fields(
                 parent_type, source_value, path, grouped_field_set, position_context

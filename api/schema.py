@@ -1,11 +1,19 @@
 from __future__ import annotations
 
-import strawberry
-from strawberry.extensions import DisableIntrospection, MaxTokensLimiter
-from strawberry.schema.config import StrawberryConfig
+import functools
+from collections.abc import Callable
+from typing import Any
 
+import anyio
+import anyio.to_thread
+import strawberry
+from strawberry.extensions import DisableIntrospection, SchemaExtension
+from strawberry.schema.config import StrawberryConfig
+from strawberry.types import ExecutionResult
+
+from api.documents import Documents
 from api.errors import ErrorCodes
-from api.execution import Executor, document_extensions
+from api.execution import Executor
 from api.resolvers import records as resolvers, time
 from api.resolvers.graph import graph_query, paths as graph_paths
 from api.resolvers.search import search
@@ -15,7 +23,7 @@ from api.types.records import LookupResult, Record, RecordConnection, Status
 from api.types.search import SearchConnection
 from api.types.time import LastSeenResult, OccurrenceResult, TimelineResult
 
-__all__ = ["Query", "build_schema"]
+__all__ = ["Query", "Schema", "build_schema"]
 
 
 @strawberry.type
@@ -73,19 +81,37 @@ class Query:
     )
 
 
-def build_schema(limits: Limits | None = None, *, introspection: bool = True) -> strawberry.Schema:
+class Schema(strawberry.Schema):
+    """strawberry's schema, whose asynchronous `execute` (what the ASGI app awaits) runs the
+    whole operation, parse, validation and execution, in a bounded pool of worker threads.
+
+    Every resolver is synchronous, so the event loop never runs a request's work: it goes on
+    accepting and answering while any one request computes, and at most `workers` operations
+    run at once (the others wait their turn, in order, their deadline running).
+    """
+
+    def __init__(self, *args: Any, workers: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.workers = anyio.CapacityLimiter(workers)
+
+    async def execute(self, *args: Any, **kwargs: Any) -> ExecutionResult:
+        run = functools.partial(self.execute_sync, *args, **kwargs)
+        return await anyio.to_thread.run_sync(run, limiter=self.workers)
+
+
+def build_schema(limits: Limits | None = None, *, introspection: bool = True) -> Schema:
     """The GraphQL schema with its protections as extensions."""
     limits = limits or Limits()
-    extensions: list[object] = [
-        ErrorCodes,
-        lambda: MaxTokensLimiter(max_token_count=limits.max_tokens),
-    ]
+    documents = Documents(limits)
+    extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [ErrorCodes]
     if not introspection:
         extensions.append(DisableIntrospection)
-    extensions += document_extensions(max_depth=limits.max_depth, max_aliases=limits.max_aliases)
-    return strawberry.Schema(
+    # After the extensions that add validation rules: the rules are part of a document's key.
+    extensions.append(documents.extension)
+    return Schema(
         query=Query,
-        extensions=extensions,  # type: ignore[arg-type]
+        workers=limits.workers,
+        extensions=extensions,
         config=StrawberryConfig(disable_field_suggestions=not introspection),
         execution_context_class=Executor,
     )

@@ -28,7 +28,9 @@ class Limits:
     max_tokens: int = 2000
     max_depth: int = 10
     max_aliases: int = 30
+    max_fields: int = 1000  # fields a document selects, fragments expanded
     request_seconds: float = 10.0
+    workers: int = 4  # GraphQL operations computed at once (threads; the rest wait their turn)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,9 @@
 """The one error hierarchy of Almanac.
 
 Every deliberate error derives from `AlmanacError`; `code` is the GraphQL
-`extensions.code` it is rendered with. Problems in the vault are never
-exceptions: they are `Issue` values. The tree::
+`extensions.code` it is rendered with, and `http_status` the status of a response that
+refuses a whole HTTP request with it (a GraphQL error inside a result is answered with 200).
+Problems in the vault are never exceptions: they are `Issue` values. The tree::
 
     AlmanacError (code None)
     ├── InvalidInput       BAD_USER_INPUT     InvalidDate (AmbiguousTime), UnknownTimezone,
@@ -42,6 +43,7 @@ class AlmanacError(Exception):
     """Base of every deliberate error; `code` is its GraphQL extensions code."""
 
     code: ClassVar[str | None] = None
+    http_status: ClassVar[int] = 400
 
 
 class InvalidInput(AlmanacError):
@@ -93,18 +95,21 @@ class NotFound(AlmanacError):
     """The requested object does not exist in the readable scopes."""
 
     code = "NOT_FOUND"
+    http_status = 404
 
 
 class Unauthenticated(AlmanacError):
     """The request carries no valid credentials."""
 
     code = "UNAUTHENTICATED"
+    http_status = 401
 
 
 class Forbidden(AlmanacError):
     """The credentials do not allow reading the requested scope."""
 
     code = "FORBIDDEN"
+    http_status = 403
 
 
 class SnapshotChanged(AlmanacError):
@@ -117,6 +122,7 @@ class IndexUnavailable(AlmanacError):
     """The state database cannot be read or written right now."""
 
     code = "INDEX_UNAVAILABLE"
+    http_status = 503
 
 
 class QueryTooComplex(AlmanacError):

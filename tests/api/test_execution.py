@@ -19,10 +19,11 @@ from strawberry.extensions import SchemaExtension
 
 from api.app import create_app
 from api.context import Context
-from api.execution import Executor, document_extensions
+from api.documents import Documents
+from api.execution import Executor
 from api.schema import Query as AlmanacQuery, build_schema
 from api.services import now_us
-from api.settings import Settings
+from api.settings import Limits, Settings
 
 
 @strawberry.enum
@@ -94,7 +95,7 @@ class Query:
 def _schemas() -> tuple[strawberry.Schema, strawberry.Schema]:
     direct = strawberry.Schema(
         query=Query,
-        extensions=document_extensions(max_depth=10, max_aliases=30),  # type: ignore[arg-type]
+        extensions=[Documents(Limits()).extension],
         execution_context_class=Executor,
     )
     return direct, strawberry.Schema(query=Query)

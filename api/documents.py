@@ -1,0 +1,261 @@
+"""GraphQL documents: parsed, measured and validated once per text, every step linear in the
+document's size.
+
+A document's cost is measured before graphql-core's validation rules run, in one walk that
+visits each fragment once (`measure`): its depth, and the fields and aliases it selects once
+every fragment spread is expanded. Expanded counts can be exponential in the document's size
+(fragments that each spread two others), but the walk is not: a fragment's counts are worked
+out once and added wherever it is spread. A document over a limit is refused with
+`QUERY_TOO_COMPLEX` before any other rule sees it; one within the limits selects at most
+`max_fields` fields, which bounds graphql-core's rules too (`OverlappingFieldsCanBeMerged`
+compares fields pairwise). Parsing is bounded by `max_tokens`.
+
+The outcome depends on the text alone (the limits are fixed when the schema is built), so it
+is kept for the most recent short documents, refusals included: a hostile document sent again
+costs a dictionary look-up.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from graphql import (
+    ASTValidationRule,
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    GraphQLSchema,
+    GraphQLSyntaxError,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    Source,
+    parse,
+)
+from graphql.language.parser import Parser, nested_too_deeply_error
+from strawberry.extensions import SchemaExtension
+from strawberry.schema.schema import validate_document
+
+from api.settings import Limits
+from vault import QueryTooComplex
+
+__all__ = ["DOCUMENTS_KEPT", "KEPT_TEXT_CHARS", "Cost", "Documents", "measure"]
+
+DOCUMENTS_KEPT = 256
+KEPT_TEXT_CHARS = 16 * 1024  # longer documents are prepared every time, never kept
+Rules: TypeAlias = tuple[type[ASTValidationRule], ...]
+_SATURATED = 1 << 62  # counts stop growing here: a hostile document's exact count is not needed
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """What a document selects once every fragment spread is expanded."""
+
+    depth: int = 0
+    fields: int = 0
+    aliases: int = 0
+
+
+_NOTHING = Cost()
+
+
+def measure(document: DocumentNode) -> Cost:
+    """The document's depth (its deepest operation; introspection fields do not count), and the
+    fields and aliases of all its operations, fragments expanded; each fragment walked once.
+
+    A spread of an unknown fragment, or one inside its own cycle, counts nothing: the
+    validation rules report those.
+    """
+    fragments = {
+        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+    }
+    known: dict[str, Cost | None] = {}  # None: being measured (a cycle reaches it again)
+
+    def fragment(name: str) -> Cost:
+        if name in known:
+            return known[name] or _NOTHING
+        definition = fragments.get(name)
+        if definition is None:
+            return _NOTHING
+        known[name] = None
+        cost = known[name] = selections(definition.selection_set)
+        return cost
+
+    def selections(selection_set: SelectionSetNode) -> Cost:
+        depth = fields = aliases = 0
+        spread: set[str] = set()  # a fragment spread twice in one selection is collected once
+        for selection in selection_set.selections:
+            if isinstance(selection, FieldNode):
+                fields += 1
+                aliases += selection.alias is not None
+                if selection.selection_set is None:
+                    continue
+                inner = selections(selection.selection_set)
+                if not selection.name.value.startswith("__"):
+                    depth = max(depth, inner.depth + 1)
+            elif isinstance(selection, InlineFragmentNode):
+                inner = selections(selection.selection_set)
+                depth = max(depth, inner.depth)
+            elif isinstance(selection, FragmentSpreadNode) and selection.name.value not in spread:
+                spread.add(selection.name.value)
+                inner = fragment(selection.name.value)
+                depth = max(depth, inner.depth)
+            else:
+                continue
+            fields = min(fields + inner.fields, _SATURATED)
+            aliases = min(aliases + inner.aliases, _SATURATED)
+        return Cost(depth, fields, aliases)
+
+    total = _NOTHING
+    for definition in document.definitions:
+        if isinstance(definition, OperationDefinitionNode):
+            cost = selections(definition.selection_set)
+            total = Cost(
+                max(total.depth, cost.depth),
+                min(total.fields + cost.fields, _SATURATED),
+                min(total.aliases + cost.aliases, _SATURATED),
+            )
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A document text's outcome: its document and validation errors, or why it did not parse."""
+
+    document: DocumentNode | None
+    errors: tuple[GraphQLError, ...]
+
+
+class _Parser(Parser):
+    """graphql-core's parser, whose token limit raises `QueryTooComplex` rather than a syntax
+    error like any other (a limit was hit; the document may well be valid)."""
+
+    def advance_lexer(self) -> None:
+        try:
+            super().advance_lexer()
+        except GraphQLSyntaxError as error:
+            limit = self._max_tokens
+            if limit is None or self._token_counter <= limit:
+                raise
+            raise GraphQLError(
+                error.message,
+                source=error.source,
+                positions=error.positions,
+                original_error=QueryTooComplex(f"Document contains more than {limit} tokens"),
+            ) from None
+
+
+class Documents:
+    """Prepares document texts for one schema's limits, keeping the most recent outcomes."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self._kept = functools.lru_cache(maxsize=DOCUMENTS_KEPT)(self._prepare)
+
+    def extension(self) -> SchemaExtension:
+        """The schema extension that hands strawberry a prepared document (a factory)."""
+        return _DocumentExtension(self)
+
+    def prepare(self, schema: GraphQLSchema, rules: Rules, text: str) -> _Prepared:
+        """The document of `text` and its validation errors under `rules`."""
+        if len(text) > KEPT_TEXT_CHARS:
+            return self._prepare(schema, rules, text)
+        return self._kept(schema, rules, text)
+
+    def _prepare(self, schema: GraphQLSchema, rules: Rules, text: str) -> _Prepared:
+        limits = self.limits
+        try:
+            document = _parse(text, limits.max_tokens)
+        except GraphQLError as error:
+            return _Prepared(None, (_detached(error),))
+        problem = _too_complex(measure(document), limits)
+        if problem is not None:
+            return _Prepared(None, (GraphQLError(str(problem), original_error=problem),))
+        errors = validate_document(schema, document, rules)
+        if errors:  # kept without the document: a refused text keeps no syntax tree alive
+            return _Prepared(None, tuple(_detached(error) for error in errors))
+        return _Prepared(document, ())
+
+
+def _detached(error: GraphQLError) -> GraphQLError:
+    """The error with its locations but without the syntax nodes it points at."""
+    return GraphQLError(
+        error.message,
+        source=error.source,
+        positions=error.positions,
+        original_error=error.original_error,
+        extensions=error.extensions,
+    )
+
+
+def _parse(text: str, max_tokens: int) -> DocumentNode:
+    """As graphql-core's `parse`, with `_Parser`; nesting past graphql-core's limit is
+    `QueryTooComplex` too."""
+    parser = _Parser(Source(text), max_tokens=max_tokens)
+    try:
+        return parser.parse_document()
+    except RecursionError:
+        pass
+    error = nested_too_deeply_error(parser)
+    raise GraphQLError(
+        error.message,
+        source=error.source,
+        positions=error.positions,
+        original_error=QueryTooComplex("Document is nested too deeply"),
+    )
+
+
+def _too_complex(cost: Cost, limits: Limits) -> QueryTooComplex | None:
+    if cost.depth > limits.max_depth:
+        return QueryTooComplex(
+            f"The document exceeds maximum operation depth of {limits.max_depth}"
+        )
+    if cost.aliases > limits.max_aliases:
+        return QueryTooComplex(
+            f"The document selects more than {limits.max_aliases} aliases (fragments expanded)"
+        )
+    if cost.fields > limits.max_fields:
+        return QueryTooComplex(
+            f"The document selects more than {limits.max_fields} fields (fragments expanded)"
+        )
+    return None
+
+
+_NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]*")
+_STAND_IN = parse("{ __typename }")
+
+
+def _stand_in(operation_name: str | None) -> DocumentNode:
+    """A document with the operation strawberry will look for, standing in for a refused one."""
+    if operation_name is None or not _NAME.fullmatch(operation_name):
+        return _STAND_IN
+    return parse(f"query {operation_name} {{ __typename }}")
+
+
+class _DocumentExtension(SchemaExtension):
+    """Parsing and validation from `Documents`: strawberry's own steps then find them done."""
+
+    def __init__(self, documents: Documents) -> None:
+        super().__init__()
+        self.documents = documents
+
+    def on_parse(self) -> Iterator[None]:
+        context = self.execution_context
+        if context.query is not None:
+            prepared = self.documents.prepare(
+                context.schema._schema, tuple(context.validation_rules), context.query
+            )
+            if prepared.document is None:
+                # Refused: strawberry answers with these errors once it has a document to read
+                # the operation's type from (one never executed).
+                context.graphql_document = _stand_in(context.operation_name)
+            else:
+                context.graphql_document = prepared.document
+            context.pre_execution_errors = list(prepared.errors)  # [] skips strawberry's rules
+        yield
