@@ -17,6 +17,7 @@ from temporal.rows import (
     Scan,
     Timeline,
     TimelineQuery,
+    anchor_sql,
     build_entries,
     entity_anchors,
     fetch_rows,
@@ -40,7 +41,9 @@ def by_source(
 ) -> Timeline:
     """`group: SOURCE`: one row per dated source of the entity's claims and relationships.
 
-    Records that name the entity directly (`entities`, `owner`) are sources of their own.
+    Records that name the entity directly (`entities`, `owner`) are sources of their own, and so
+    is a dated record that a relationship relates the entity to: that relationship is the row's
+    note (before one whose `source` the record is).
     A claim without a dated source, or dated on another local day than its source, keeps its
     own row; undated claims come last. Sources are read at their anchors.
     """
@@ -48,15 +51,20 @@ def by_source(
     active = query.eligibility is Eligibility.ACTIVE
     lifecycles = ["active"] if active else ["active", "superseded"]
     # The entity's claims and relationships (a record's kind follows from its type).
+    # A relationship's other endpoint, when it is not the entity: the record it relates to.
     evidence = reader.run(
-        "SELECT t.path, n.type, n.source_event, s.resolved_path FROM targets t"
+        "SELECT t.path, n.type, n.source_event, s.resolved_path,"
+        " (SELECT o.resolved_path FROM targets o WHERE n.type = 'relationship'"
+        " AND o.path = t.path AND o.field IN ('from', 'to') AND o.resolved_path IS NOT NULL"
+        " AND o.resolved_path NOT IN (SELECT value FROM json_each(?)) ORDER BY o.field LIMIT 1)"
+        " FROM targets t"
         " JOIN spans n ON n.path = t.path AND n.idx = -1 AND n.eligible = 1"
         f" AND n.lifecycle IN ({marks(lifecycles)}) AND n.scope IN ({marks(scopes)})"
         " AND n.type IN ('claim', 'relationship')"
         " LEFT JOIN targets s ON s.path = t.path AND s.field = 'source'"
         " WHERE t.resolved_path IN (SELECT value FROM json_each(?))"
         " AND t.field IN ('from', 'to', 'subject') ORDER BY t.path",
-        [*lifecycles, *scopes, data],
+        [data, *lifecycles, *scopes, data],
     ).fetchall()
     direct = {
         r[0]
@@ -67,18 +75,28 @@ def by_source(
         )
     }
     # Every path these name is associated with the entity: read its anchors.
-    scan = Scan(
-        entity_anchors(entities), scopes, lifecycles, valid_at=query.as_of_us if active else None
-    )
+    valid_at = query.as_of_us if active else None
+    scan = Scan(entity_anchors(entities), scopes, lifecycles, valid_at=valid_at)
     rows = {r.path: r for r in fetch_rows(reader, scan, clock)}
+    # The records relationships relate the entity to, read at their anchors too.
+    endpoints = {e[4] for e in evidence if e[4] is not None and e[4] not in rows}
+    if endpoints:
+        scan = Scan(anchor_sql(endpoints), scopes, lifecycles, valid_at=valid_at)
+        rows.update((r.path, r) for r in fetch_rows(reader, scan, clock))
     by_source = {p: rows[p] for p in sorted(direct) if p in rows and rows[p].value is not None}
-    notes: dict[str, list[str]] = {}
+    between: dict[str, list[str]] = {}  # relationships between the entity and the source
+    notes: dict[str, list[str]] = {}  # relationships whose `source` it is
     events: dict[str, list[str]] = {}
     claims: Counter[str] = Counter()
     own: list[Row] = []
-    for path, kind, source_event, source in evidence:
+    for path, kind, source_event, source, endpoint in evidence:
         row, src = rows.get(path), rows.get(source) if source else None
         if row is None:
+            continue
+        end = rows.get(endpoint) if endpoint is not None else None
+        if end is not None and end.value is not None:
+            by_source[end.path] = end
+            between.setdefault(end.path, []).append(path)
             continue
         if src is None or src.value is None or not _same_days(row, src, query.tz):
             if kind == "claim" or row.value is not None:
@@ -103,7 +121,8 @@ def by_source(
         if row.path not in by_source:
             entries.append(entry)
             continue
-        note = min(notes.get(row.path, []), key=lambda p: rows[p].id, default=None)
+        candidates = between.get(row.path) or notes.get(row.path, [])
+        note = min(candidates, key=lambda p: rows[p].id, default=None)
         event = min(events.get(row.path, []), key=lambda p: rows[p].id, default=None)
         summary = note or event
         entries.append(

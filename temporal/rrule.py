@@ -124,11 +124,12 @@ def parse_rule(text: str, *, floating: bool) -> Rule:
         raise fail("BYMONTHDAY is not allowed with FREQ=WEEKLY")
     if "BYSETPOS" in parts and len([n for n in parts if n.startswith("BY")]) < 2:
         raise fail("BYSETPOS needs another BYxxx part")
-    if floating and (
-        freq_name in ("HOURLY", "MINUTELY", "SECONDLY")
-        or {"BYHOUR", "BYMINUTE", "BYSECOND"} & parts.keys()
-    ):
+    if floating and freq_name in ("HOURLY", "MINUTELY", "SECONDLY"):
         raise fail("a date-only anchor recurs by day at most (no hours, minutes or seconds)")
+    if floating:
+        # RFC 5545 3.3.10: with a DATE anchor these parts "MUST be ignored".
+        for name in ("byhour", "byminute", "bysecond"):
+            options.pop(name, None)
     if "bymonthday" in options:
         lengths = [
             (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[m - 1]

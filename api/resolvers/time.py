@@ -20,9 +20,6 @@ from vault import InvalidInput
 
 __all__ = ["chronicle_day", "chronicle_last_seen", "chronicle_since", "occurrences", "timeline"]
 
-# How many occurrences one `occurrences` page may hold.
-_OCCURRENCE_PAGE = 1_000
-
 
 def timeline(
     info: Info,
@@ -175,21 +172,27 @@ def occurrences(
     timezone: str | None = "UTC",
     scope: str | None = None,
     first: int | None = 100,
+    after: str | None = None,
 ) -> OccurrenceResult:
     """Expanded occurrences of one recurring record inside a closed range."""
     context = info.context
-    size = page_size(first, default=100, limit=_OCCURRENCE_PAGE)
+    size = page_size(first, default=100)
     tz = _zone(timezone)
     since_us, until_us = _range(since, until)
     assert since_us is not None and until_us is not None
     scopes = context.readable(scope)
+    offset = _offset(context, scopes, after)
     found = temporal.occurrences(
         context.reader(), str(id), scopes, since_us=since_us, until_us=until_us, tz=tz
     )
+    page = found.occurrences[offset : offset + size]
+    last = offset + len(page)
+    end = encode_cursor(context.snapshot(scopes), str(last)) if page else None
     return OccurrenceResult(
         record=RecordRef.from_domain(found.record) if found.record is not None else None,
-        occurrences=[Occurrence.from_domain(o) for o in found.occurrences[:size]],
+        occurrences=[Occurrence.from_domain(o) for o in page],
         total=len(found.occurrences),
+        page_info=PageInfo(has_next_page=last < len(found.occurrences), end_cursor=end),
         meta=context.meta(scopes, found.degraded),
     )
 

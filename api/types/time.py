@@ -116,3 +116,4 @@ class OccurrenceResult:
     occurrences: list[Occurrence]
     total: int
     meta: ResultMeta
+    page_info: PageInfo

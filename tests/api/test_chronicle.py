@@ -165,8 +165,9 @@ def test_chronicle_since(
     assert result["meta"]["degraded"] == degraded
 
 
-OCC = """query($id: ID!, $since: String!, $until: String!, $tz: String, $first: Int) {
-  occurrences(id: $id, since: $since, until: $until, timezone: $tz, first: $first) {
+OCC = """query($id: ID!, $since: String!, $until: String!, $tz: String, $first: Int,
+  $after: String) {
+  occurrences(id: $id, since: $since, until: $until, timezone: $tz, first: $first, after: $after) {
     record { id } total occurrences { index start end local } meta { degraded }
   }
 }"""
@@ -201,6 +202,25 @@ def test_occurrences_page_and_total(time_client: TestClient) -> None:
     assert len(result["occurrences"]["occurrences"]) == 5
 
 
+def test_occurrences_are_paged_with_a_cursor_bound_to_the_snapshot(
+    time_client: TestClient,
+) -> None:
+    query = OCC.replace("meta { degraded }", "meta { degraded } pageInfo { hasNextPage endCursor }")
+    args = {"id": "monthly", "since": "2026-01-01", "until": "2027-12-31", "first": 5}
+    seen: list[int] = []
+    after = None
+    for _ in range(5):
+        page = data(time_client, query, after=after, **args)["occurrences"]
+        assert page["total"] == 12
+        seen += [o["index"] for o in page["occurrences"]]
+        after = page["pageInfo"]["endCursor"]
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+    assert seen == list(range(12))
+    forged = gql(time_client, query, after="x" * 12, **args)
+    assert codes(forged) == ["BAD_USER_INPUT"]
+
+
 def test_occurrences_of_a_plain_record_and_of_a_missing_one(time_client: TestClient) -> None:
     plain = data(time_client, OCC, id="pago", since="2026-01-01", until="2026-01-01", tz="UTC")
     assert plain["occurrences"]["occurrences"] == [
@@ -228,7 +248,7 @@ BAD = [
     ("occurrences", '(id: "standup", since: "2026-03-01", until: "yesterday")', "until"),
     (
         "occurrences",
-        '(id: "standup", since: "2026-03-01", until: "2026-04-01", first: 1001)',
+        '(id: "standup", since: "2026-03-01", until: "2026-04-01", first: 101)',
         "first",
     ),  # fmt: skip
     ("timeline", '(since: "last week")', "since"),

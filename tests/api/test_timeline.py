@@ -278,3 +278,46 @@ def test_a_type_alias_asked_for_is_expanded_like_the_notes_types(tmp_path: Path)
             assert ids(result) == ["m", "n"], kind
         records = data(client, '{ records(filter: {type: "meetings"}) { total } }')
         assert records["records"]["total"] == 2
+
+
+ENDPOINTS = {
+    "ada": ("type: person\ntitle: Ada", ""),
+    "bo": ("type: person\ntitle: Bo", ""),
+    "standup": ("type: meeting\noccurred_at: 2026-04-02T09:00:00Z", ""),
+    "workshop": ("type: meeting\noccurred_at: 2026-04-05T13:00:00Z", ""),
+    # The relationship between Ada and the standup: no `source:` field.
+    "r-ada-standup": (
+        "type: relationship\nfrom: ada\nto: standup\nrelation: presented_at",
+        "Ada presented [[bo]]'s plan at the standup.",
+    ),
+    # Sourced by the workshop, and a relationship between Ada and the workshop: the latter wins.
+    "r-ada-bo": (
+        "type: relationship\nfrom: ada\nto: bo\nrelation: pairs_with\nsource: workshop",
+        "Ada pairs with Bo.",
+    ),
+    "r-workshop-ada": (
+        "type: relationship\nfrom: workshop\nto: ada\nrelation: hosted",
+        "The workshop was hosted by [[ada]] and [[nowhere]].",
+    ),
+}
+
+
+def test_group_by_source_reads_a_relationship_to_a_dated_record_as_its_note(
+    tmp_path: Path,
+) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for name, (fields, body) in ENDPOINTS.items():
+        (vault / f"{name}.md").write_text(f"---\n{fields}\n---\n{body}\n")
+    settings = Settings.build(vault=vault, state=tmp_path / "state.db", config=None, watch=False)
+    with TestClient(create_app(settings)) as client:
+        result = timeline(client, entity="ada", group="SOURCE", asOf=None)
+    assert ids(result) == ["standup", "workshop"]
+    standup, workshop = result["entries"]
+    assert standup["note"] == {"id": "r-ada-standup"}
+    assert standup["summary"] == "Ada presented [[bo]]'s plan at the standup."
+    assert standup["links"] == [{"id": "bo"}]
+    assert standup["date"]["text"] == "2026-04-02T09:00:00Z"
+    assert workshop["note"] == {"id": "r-workshop-ada"}
+    assert workshop["summary"].startswith("The workshop was hosted")
+    assert workshop["links"] == [{"id": "ada"}]
