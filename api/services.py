@@ -110,7 +110,7 @@ class Services:
         with self._thread_lock:
             self._set_applying(True)
             try:
-                entries = self.reconciler.entries
+                loads = self.reconciler.loads
                 try:
                     paths = self._take_changes()
                     result = self.reconciler.reconcile(
@@ -124,7 +124,7 @@ class Services:
                 self._note(result, now_us)
                 # A reconciler that reloaded its memory (another process wrote the database)
                 # reports only its own changes: the graph is then built again from scratch.
-                self._project(result if self.reconciler.entries is entries else None)
+                self._project(result if self.reconciler.loads == loads else None)
                 return result
             finally:
                 self._set_applying(False)

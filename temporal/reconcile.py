@@ -91,6 +91,13 @@ class Reconciler:
         self.store = store
         self.root = os.path.realpath(root)
         self.config = config
+        self.parallel_from = _PARALLEL
+        self.loads = 0  # how often memory was loaded from the database (public: tests, metrics)
+        self.reload()
+
+    def reload(self) -> None:
+        """Forget memory and load what the database holds (at start, after a failed reconcile
+        and after another process wrote the database)."""
         self.names = NameIndex()
         self.entries: dict[str, Entry] = {}
         self.keys = vault.KnownStats()  # path -> (size, mtime_ns, inode), also by folder
@@ -99,7 +106,6 @@ class Reconciler:
         self.guards: dict[str, Guard] = {}
         self.digests: dict[str, int] = {}
         self.scan_issues: list[Issue] = []
-        self.parallel_from = _PARALLEL
         self._data_version = 0
         gc_was = gc.isenabled()
         gc.disable()  # loading makes millions of long-lived objects: nothing for the collector
@@ -108,6 +114,7 @@ class Reconciler:
         finally:
             if gc_was:
                 gc.enable()
+        self.loads += 1
 
     # -- public -------------------------------------------------------------------------
 
@@ -132,11 +139,16 @@ class Reconciler:
         try:
             for _ in range(3):
                 if self._other_writer():
-                    self._reset()
+                    self.reload()
                 try:
                     return self._reconcile(now_us, paths, progress)
                 except _OtherWriter:
-                    self._reset()
+                    self.reload()  # and plan again from what the other process wrote
+                except BaseException:
+                    # The one rollback of memory: a plan changes the name index as it goes, and
+                    # a failed write leaves memory ahead of the database.
+                    self.reload()
+                    raise
             raise IndexUnavailable("Another process keeps writing the state database")
         finally:
             if gc_was:
@@ -174,7 +186,7 @@ class Reconciler:
         todo.sort()
         # Each changed file goes into the plan as soon as it is parsed (`take`), while the worker
         # process parses on: that work shares the two cores too. The plan changes the name
-        # index as it goes, so a failure on the way reloads memory.
+        # index as it goes, so a failure on the way reloads memory (`reconcile`).
         plan = ChangeSet(self, now_us)
         new_stats: dict[str, tuple[int, int, int, str] | None] = {}
         unread: list[Issue] = []
@@ -209,7 +221,6 @@ class Reconciler:
         except BaseException:
             if isinstance(chunks, Generator):
                 chunks.close()  # stops the worker now, not when the traceback goes
-            self._reset()
             raise
         scan_issues += sorted(unread, key=lambda i: i.path)  # chunks come in any order
         if progress is not None:
@@ -236,11 +247,7 @@ class Reconciler:
         scan_changed = self._scan_issues_changed(scan_issues, paths)
         if not changes and not new_stats and not scan_changed:
             return ReconcileResult(self.snapshot(), (), (), checked, read, 0, 0)
-        try:
-            done = self._write(plan, new_stats, scan_issues if scan_changed else None, paths)
-        except BaseException:
-            self._reset()
-            raise
+        done = self._write(plan, new_stats, scan_issues if scan_changed else None, paths)
         for path, stat in new_stats.items():
             if stat is None:
                 self.keys.pop(path, None)
@@ -335,10 +342,6 @@ class Reconciler:
                     i for i in self.scan_issues if i.path not in chosen
                 ] + scan_issues
         return done
-
-    def _reset(self) -> None:
-        """Forget memory and reload what was committed (after a failed write)."""
-        self.__init__(self.store, self.root, self.config)  # type: ignore[misc]
 
     def _load(self) -> None:
         conn = self.store.conn

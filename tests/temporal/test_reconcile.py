@@ -513,3 +513,51 @@ def test_stopping_background_statements_waits_for_all_when_one_failed_to_start(
     background.stop()  # interrupts the first statement, and waits for it
     assert not [t for t in threading.enumerate() if t.name == "almanac-bulk"]
     conn.close()
+
+
+def test_another_writer_during_a_reconcile_reloads_memory_once(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    db = tmp_path / "state.db"
+    config = temporal.VaultConfig()
+    mine_store, theirs_store = temporal.Store.open(db), temporal.Store.open(db)
+    mine = temporal.Reconciler(mine_store, root, config)
+    theirs = temporal.Reconciler(theirs_store, root, config)
+    mine.reconcile(now_us=NOW)
+    assert mine.loads == 1
+    (root / "people/cy.md").write_text("---\ntype: person\n---\n# Cy\n")
+    wrote: list[temporal.ReconcileResult] = []
+
+    def other_process_writes(done: int, total: int) -> None:
+        # After this reconcile looked for other writers, before it writes: the other one commits.
+        if not wrote:
+            wrote.append(theirs.reconcile(now_us=NOW))
+
+    result = mine.reconcile(now_us=NOW, progress=other_process_writes)
+    assert wrote and wrote[0].changed
+    assert mine.loads == 2  # one reload for the other writer, then planned again
+    assert result.snapshot == theirs.snapshot()
+    assert "people/cy.md" in mine.entries
+    mine_store.close()
+    theirs_store.close()
+
+
+def test_a_failed_reconcile_reloads_memory_and_keeps_its_settings(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    store = temporal.Store.open(tmp_path / "state.db")
+    rec = temporal.Reconciler(store, root, temporal.VaultConfig())
+    rec.reconcile(now_us=NOW)
+    rec.parallel_from = 7
+    (root / "people/cy.md").write_text("---\ntype: person\n---\n# Cy\n")
+
+    def interrupted(done: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        rec.reconcile(now_us=NOW, progress=interrupted)
+    assert rec.loads == 2
+    assert rec.parallel_from == 7  # a reload forgets memory, not how the reconciler was set up
+    assert "people/cy.md" not in rec.entries
+    assert rec.reconcile(now_us=NOW).changed
+    store.close()
