@@ -42,7 +42,14 @@ def _parser() -> argparse.ArgumentParser:
     vault_options(serve)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--no-watch", action="store_true", help="scan the vault on every query")
+    serve.add_argument(
+        "--watch",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="learn of changes from inotify (on), scan on every query (off), or on unless the"
+        " vault is on a network or FUSE mount (auto, the default)",
+    )
+    serve.add_argument("--no-watch", action="store_true", help="the same as --watch off")
     serve.set_defaults(run=_serve)
 
     reconcile = commands.add_parser("reconcile", help="bring the state database up to date")
@@ -66,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _settings(args: argparse.Namespace, *, watch: bool = False) -> Settings:
+def _settings(args: argparse.Namespace, *, watch: str = "off") -> Settings:
     return Settings.build(vault=args.vault, state=args.state, config=args.config, watch=watch)
 
 
@@ -76,11 +83,18 @@ def _serve(args: argparse.Namespace) -> int:
     from api.app import create_app
     from api.context import is_loopback
 
-    settings = _settings(args, watch=not args.no_watch)
+    settings = _settings(args, watch="off" if args.no_watch else args.watch)
     if not settings.tokens and not is_loopback(args.host):
         raise StartupError("Without configured tokens Almanac serves on loopback only")
+    app = create_app(settings)
+    services = app.state.services
+    if services.watch_mode == "inotify":
+        print(f"Watching {settings.vault} for changes (inotify)", file=sys.stderr)
+    else:
+        why = settings.watch_reason or "the file watcher is unavailable"
+        print(f"Scanning {settings.vault} on every query: {why}", file=sys.stderr)
     print(f"Serving {settings.vault} on http://{args.host}:{args.port}/graphql", file=sys.stderr)
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0
 
 

@@ -97,6 +97,11 @@ class Services:
         services.reconcile_now(now_us=now_us, progress=progress)
         return services
 
+    @property
+    def watch_mode(self) -> str:
+        """How the service learns of vault changes now: `inotify`, or `scan` (every query)."""
+        return "inotify" if self.watcher is not None else "scan"
+
     def close(self) -> None:
         """Release the watcher and the database."""
         if self.watcher is not None:

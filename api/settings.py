@@ -13,6 +13,7 @@ import platformdirs
 
 from temporal import VaultConfig
 from vault import StartupError
+from vault.mounts import mount_of, remote
 
 __all__ = ["DEMO_VAULT", "Limits", "Settings", "default_state_path"]
 
@@ -46,6 +47,7 @@ class Settings:
         graphiql: Serve GraphiQL at `/graphql` to browsers.
         introspection: Allow `__schema` / `__type` queries.
         watch: Use a file watcher so unchanged vaults cost nothing to check.
+        watch_reason: Why the watcher is off, when it is (said at start-up).
     """
 
     vault: Path
@@ -56,6 +58,7 @@ class Settings:
     graphiql: bool = True
     introspection: bool = True
     watch: bool = True
+    watch_reason: str = ""
 
     @classmethod
     def build(
@@ -64,13 +67,21 @@ class Settings:
         vault: str | os.PathLike[str] | None,
         state: str | os.PathLike[str] | None = None,
         config: str | os.PathLike[str] | None = None,
-        watch: bool = True,
+        watch: str | bool = "auto",
         environ: Mapping[str, str] | None = None,
+        mountinfo: str | None = None,
     ) -> Settings:
         """Settings from explicit options; the bundled demo vault when `vault` is None.
 
+        Args:
+            watch: `auto` (a watcher unless the vault is on a network or FUSE mount, where
+                changes made elsewhere raise no events), `on`, `off`; True and False are `on`
+                and `off`.
+            mountinfo: The mount table `auto` reads (this process's own when None).
+
         Raises:
-            StartupError: the vault is not a folder or the config file is unusable.
+            StartupError: the vault is not a folder, the config file is unusable, or `watch`
+                is none of those.
         """
         environ = os.environ if environ is None else environ
         folder = Path(vault) if vault is not None else DEMO_VAULT
@@ -81,25 +92,56 @@ class Settings:
         if db_path.resolve().is_relative_to(folder):
             raise StartupError(f"State file {str(db_path)!r} must live outside the vault")
         options = _read_config(Path(config), environ) if config is not None else {}
-        return cls(vault=folder, db_path=db_path, watch=watch, **options)  # type: ignore[arg-type]
+        watching, reason = _watch(watch, folder, mountinfo)
+        return cls(
+            vault=folder,
+            db_path=db_path,
+            watch=watching,
+            watch_reason=reason,
+            **options,  # type: ignore[arg-type]
+        )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
-        """Settings from `ALMANAC_VAULT`, `ALMANAC_STATE`, `ALMANAC_CONFIG`, `ALMANAC_WATCH`.
+        """Settings from `ALMANAC_VAULT`, `ALMANAC_STATE`, `ALMANAC_CONFIG`, `ALMANAC_WATCH`
+        (`auto`, `on`, `off`; `1` and `0` are `on` and `off`).
 
         Raises:
             StartupError: naming the bad variable.
         """
-        watch = environ.get("ALMANAC_WATCH", "1")
-        if watch not in ("0", "1"):
-            raise StartupError(f"ALMANAC_WATCH must be 0 or 1, not {watch!r}")
+        watch = environ.get("ALMANAC_WATCH", "auto")
+        watch = {"1": "on", "0": "off"}.get(watch, watch)
+        if watch not in _WATCH_MODES:
+            raise StartupError(f"ALMANAC_WATCH must be auto, on or off, not {watch!r}")
         return cls.build(
             vault=environ.get("ALMANAC_VAULT") or None,
             state=environ.get("ALMANAC_STATE") or None,
             config=environ.get("ALMANAC_CONFIG") or None,
-            watch=watch == "1",
+            watch=watch,
             environ=environ,
         )
+
+
+_WATCH_MODES = ("auto", "on", "off")
+
+
+def _watch(mode: str | bool, vault: Path, mountinfo: str | None) -> tuple[bool, str]:
+    """Whether to watch the vault, and why not when not."""
+    if isinstance(mode, bool):
+        mode = "on" if mode else "off"
+    if mode not in _WATCH_MODES:
+        raise StartupError(f"--watch must be auto, on or off, not {mode!r}")
+    if mode == "off":
+        return False, "the watcher is off (--watch off)"
+    if mode == "on":
+        return True, ""
+    mount = mount_of(str(vault), mountinfo)
+    if mount is not None and remote(mount.fstype):
+        return False, (
+            f"the vault is on a {mount.fstype} mount ({mount.source}), where changes made on"
+            " another machine raise no events (--watch on to watch it anyway)"
+        )
+    return True, ""
 
 
 def default_state_path(vault: Path) -> Path:

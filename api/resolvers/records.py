@@ -26,6 +26,7 @@ def status(info: Info, scope: str | None = None) -> Status:
         counts_by_kind=[Count.from_domain(c) for c in counts.by_kind],
         counts_by_type=[Count.from_domain(c) for c in counts.by_type],
         fingerprint=context.reader().fingerprint,
+        watch_mode=context.services.watch_mode,
     )
 
 

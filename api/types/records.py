@@ -158,3 +158,6 @@ class Status:
     counts_by_kind: list[Count]
     counts_by_type: list[Count]
     fingerprint: str
+    watch_mode: str = strawberry.field(
+        description="How the service learns of vault changes now: inotify or scan."
+    )
