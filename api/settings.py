@@ -31,7 +31,7 @@ class Limits:
     max_aliases: int = 30
     max_fields: int = 1000  # fields a document selects, fragments expanded
     request_seconds: float = 10.0
-    workers: int = 4  # GraphQL operations computed at once (threads; the rest wait their turn)
+    workers: int = 2  # GraphQL operations computed at once (threads; the rest wait their turn)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,245 @@
+"""A mixed load against a real `almanac serve`: keep-alive clients, one note edited every second.
+
+    python bench/load.py [--notes 2000] [--clients 16] [--seconds 60] [--warmup 10] [--vault DIR]
+
+Starts `python -m api serve` over a generated vault (or `--vault`), then `--clients` threads,
+each with one keep-alive connection, send timelines, chronicle days, graph walks and lookups
+in turn while another thread rewrites one note a second. Prints one JSON object: requests/s,
+p50/p95/p99 per query kind, failures (any non-200 or GraphQL error), the server's CPU time per
+request (the clients share the machine's cores: requests/s alone mixes in their cost), and its
+resident memory sampled every second, with its growth from the end of `--warmup` to the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import generate
+import httpx2 as httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+KINDS = {
+    "timeline": (
+        "query($e: ID!) { timeline(entity: $e, first: 20) { total entries { record { id }"
+        " date { text } clock } meta { snapshot } } }"
+    ),
+    "chronicle_day": (
+        'query($d: String!) { chronicleDay(date: $d, timezone: "Europe/Berlin", first: 20)'
+        " { total entries { record { id } date { text } } } }"
+    ),
+    "graph": (
+        "query($e: ID!) { graph(seed: {id: $e}, hops: 2, fanOut: 10, maxPaths: 20) { nodes { id }"
+        " paths { nodes edges { relation } } limits { reason } } }"
+    ),
+    "lookup": "query($n: String!) { lookup(name: $n) { status record { id } candidates { id } } }",
+}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def _cpu_s(pid: int) -> float:
+    """User and system CPU seconds the process has used (all its threads)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
+
+
+def run(
+    vault: Path,
+    state: Path,
+    *,
+    clients: int,
+    seconds: float,
+    warmup: float,
+    config: Path | None = None,
+) -> dict[str, Any]:
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "api", "serve", "--vault", str(vault), "--state", str(state)]
+    if config is not None:
+        command += ["--config", str(config)]
+    with tempfile.TemporaryFile() as log:
+        server = subprocess.Popen(
+            [*command, "--port", str(port)], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT
+        )
+        try:
+            return _drive(base, server.pid, vault, clients=clients, seconds=seconds, warmup=warmup)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+def _drive(
+    base: str, pid: int, vault: Path, *, clients: int, seconds: float, warmup: float
+) -> dict[str, Any]:
+    started = time.monotonic()
+    while True:
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.TransportError:
+            time.sleep(0.1)
+        if time.monotonic() - started > 300:
+            raise RuntimeError("server did not start")
+    startup_s = time.monotonic() - started
+    with httpx.Client(base_url=base, timeout=30) as client:
+        people = client.post(
+            "/graphql",
+            json={
+                "query": '{ records(first: 100, filter: {type: "person"}) { nodes { id title } } }'
+            },
+        ).json()["data"]["records"]["nodes"]
+    entities = [p["id"] for p in people]
+    names = [p["title"] for p in people]
+    days = [f"2026-0{m}-{d:02d}" for m in range(1, 10) for d in range(1, 29)]
+    notes = sorted(vault.rglob("*.md"))
+    stop = threading.Event()
+    latencies: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    failures: list[str] = []
+    lock = threading.Lock()
+
+    def client_loop(index: int) -> None:
+        pick = random.Random(index)
+        kinds = list(KINDS)
+        with httpx.Client(base_url=base, timeout=60) as client:
+            turn = index
+            while not stop.is_set():
+                kind = kinds[turn % len(kinds)]
+                turn += 1
+                variables = {
+                    "timeline": {"e": pick.choice(entities)},
+                    "chronicle_day": {"d": pick.choice(days)},
+                    "graph": {"e": pick.choice(entities)},
+                    "lookup": {"n": pick.choice(names)},
+                }[kind]
+                begin = time.perf_counter()
+                try:
+                    response = client.post(
+                        "/graphql", json={"query": KINDS[kind], "variables": variables}
+                    )
+                    elapsed = time.perf_counter() - begin
+                    body = response.json()
+                    ok = response.status_code == 200 and not body.get("errors")
+                except (httpx.HTTPError, ValueError) as exc:
+                    elapsed, ok, body = time.perf_counter() - begin, False, {"error": repr(exc)}
+                with lock:
+                    latencies[kind].append(elapsed)
+                    if not ok:
+                        failures.append(f"{kind}: {json.dumps(body)[:300]}")
+
+    def editor() -> None:
+        pick = random.Random(99)
+        count = 0
+        while not stop.wait(1.0):
+            note = pick.choice(notes)
+            text = note.read_text(encoding="utf-8")
+            note.write_text(text.rstrip("\n") + f"\nEdited {count}.\n", encoding="utf-8")
+            count += 1
+
+    rss: list[tuple[float, float]] = []
+    threads = [threading.Thread(target=client_loop, args=(i,)) for i in range(clients)]
+    threads.append(threading.Thread(target=editor))
+    begin = time.monotonic()
+    cpu_before = _cpu_s(pid)
+    for thread in threads:
+        thread.start()
+    while (now := time.monotonic() - begin) < seconds:
+        rss.append((round(now, 1), round(_rss_mb(pid), 1)))
+        time.sleep(1.0)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - begin
+    cpu = _cpu_s(pid) - cpu_before
+    after_warmup = [mb for t, mb in rss if t >= warmup]
+    total = sum(len(v) for v in latencies.values())
+    return {
+        "notes": len(notes),
+        "clients": clients,
+        "seconds": round(elapsed, 1),
+        "startup_s": round(startup_s, 2),
+        "requests": total,
+        "requests_per_s": round(total / elapsed, 1),
+        "server_cpu_s": round(cpu, 1),
+        "server_cpu_ms_per_request": round(1000 * cpu / total, 3) if total else None,
+        "failures": len(failures),
+        "failure_examples": failures[:5],
+        "ms": {
+            kind: {
+                "n": len(values),
+                "p50": round(1000 * statistics.median(values), 1),
+                "p95": round(1000 * _percentile(values, 0.95), 1),
+                "p99": round(1000 * _percentile(values, 0.99), 1),
+            }
+            for kind, values in latencies.items()
+            if values
+        },
+        "rss_mb_at_warmup": after_warmup[0] if after_warmup else None,
+        "rss_mb_end": rss[-1][1] if rss else None,
+        "rss_mb_max_after_warmup": max(after_warmup) if after_warmup else None,
+        "rss_growth_after_warmup": (
+            round(max(after_warmup) / after_warmup[0] - 1, 4) if after_warmup else None
+        ),
+        "rss_mb": rss,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--vault", type=Path, help="an existing vault (it is edited!)")
+    parser.add_argument("--notes", type=int, default=2000)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--warmup", type=float, default=10.0)
+    parser.add_argument("--config", type=Path, help="the server's TOML configuration")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        vault = args.vault
+        if vault is None:
+            vault = Path(tmp) / "vault"
+            generate.generate(vault, args.notes)
+        state = Path(tmp) / "state.db"
+        result = run(
+            vault,
+            state,
+            clients=args.clients,
+            seconds=args.seconds,
+            warmup=args.warmup,
+            config=args.config,
+        )
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
