@@ -9,13 +9,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import strawberry
+from cross_web import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 
 import graph
 import temporal
+from api.errors import error_response, http_refusal
 from api.services import Services, now_us
 from api.types.common import Coverage, Freshness, ResultMeta
 from vault import AlmanacError, Forbidden, IndexUnavailable, Unauthenticated
@@ -157,6 +160,16 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             multipart_uploads_enabled=False,
         )
         self.services = services
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        try:
+            response = await self.run(Request(scope=scope, receive=receive))
+        except HTTPException as exc:  # strawberry's own refusals, rendered as every error is
+            response = error_response(http_refusal(exc.status_code, exc.reason))
+        await response(scope, receive, send)
 
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket

@@ -16,13 +16,15 @@ from graphql import GraphQLError
 from starlette.responses import JSONResponse, Response
 from strawberry.extensions import SchemaExtension
 
-from vault import AlmanacError, InvalidInput, QueryTooComplex
+from vault import AlmanacError, InvalidInput, NotFound, QueryTooComplex
 
 __all__ = [
     "ErrorCodes",
+    "MethodNotAllowed",
     "PayloadTooLarge",
     "UnsupportedMediaType",
     "error_response",
+    "http_refusal",
     "render",
 ]
 
@@ -42,6 +44,23 @@ class UnsupportedMediaType(InvalidInput):
     """A POST whose body is not `application/json`."""
 
     http_status = 415
+
+
+class MethodNotAllowed(InvalidInput):
+    """An HTTP method `/graphql` does not answer."""
+
+    http_status = 405
+
+
+def http_refusal(status: int, reason: str) -> AlmanacError:
+    """The error for a refusal strawberry's HTTP view raised (`HTTPException`) by its status."""
+    kinds: dict[int, type[AlmanacError]] = {
+        404: NotFound,
+        405: MethodNotAllowed,
+        413: PayloadTooLarge,
+        415: UnsupportedMediaType,
+    }
+    return kinds.get(status, InvalidInput)(reason)
 
 
 def error_response(error: AlmanacError) -> Response:

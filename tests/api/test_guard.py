@@ -94,3 +94,27 @@ def test_other_clients_are_refused(settings: Settings, client_host: str) -> None
         response = post(client, STATUS)
     assert response.status_code == 403
     assert response.json()["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        (b"{}", 400, "BAD_USER_INPUT"),  # no query
+        (
+            b'{"query": "{ status { recordCount } }", "operationName": "Nope"}',
+            400,
+            "BAD_USER_INPUT",
+        ),
+    ],
+)
+def test_strawberrys_own_refusals_are_rendered_like_every_error(
+    demo_client: TestClient, body: bytes, status: int, code: str
+) -> None:
+    response = demo_client.post(
+        "/graphql", content=body, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == status
+    assert response.headers["content-type"] == "application/json"
+    [error] = response.json()["errors"]
+    assert error["extensions"] == {"code": code}
+    assert error["message"]
