@@ -42,6 +42,7 @@ from graphql.language.parser import Parser, nested_too_deeply_error
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.schema import validate_document
 
+from api.errors import copy_error
 from api.settings import Limits
 from vault import QueryTooComplex
 
@@ -173,25 +174,14 @@ class Documents:
         try:
             document = _parse(text, limits.max_tokens)
         except GraphQLError as error:
-            return _Prepared(None, (_detached(error),))
+            return _Prepared(None, (copy_error(error, detached=True),))
         problem = _too_complex(measure(document), limits)
         if problem is not None:
             return _Prepared(None, (GraphQLError(str(problem), original_error=problem),))
         errors = validate_document(schema, document, rules)
         if errors:  # kept without the document: a refused text keeps no syntax tree alive
-            return _Prepared(None, tuple(_detached(error) for error in errors))
+            return _Prepared(None, tuple(copy_error(e, detached=True) for e in errors))
         return _Prepared(document, ())
-
-
-def _detached(error: GraphQLError) -> GraphQLError:
-    """The error with its locations but without the syntax nodes it points at."""
-    return GraphQLError(
-        error.message,
-        source=error.source,
-        positions=error.positions,
-        original_error=error.original_error,
-        extensions=error.extensions,
-    )
 
 
 def _parse(text: str, max_tokens: int) -> DocumentNode:

@@ -23,6 +23,7 @@ __all__ = [
     "MethodNotAllowed",
     "PayloadTooLarge",
     "UnsupportedMediaType",
+    "copy_error",
     "error_response",
     "http_refusal",
     "render",
@@ -92,10 +93,10 @@ def render(error: GraphQLError) -> GraphQLError:
     """The error as a client sees it, with its `extensions.code`."""
     original = error.original_error
     if isinstance(original, AlmanacError):
-        return _with_code(error, original.code or _INTERNAL)
+        return copy_error(error, code=original.code or _INTERNAL)
     if original is None or (error.path is None and not isinstance(original, GraphQLError)):
         # No path: the document itself was refused (syntax, validation, literal coercion).
-        return _with_code(error, _VALIDATION_FAILED)
+        return copy_error(error, code=_VALIDATION_FAILED)
     if isinstance(original, GraphQLError):
         return render(original)
     log.error("Unexpected error in %s", error.path, exc_info=original)
@@ -104,13 +105,20 @@ def render(error: GraphQLError) -> GraphQLError:
     )
 
 
-def _with_code(error: GraphQLError, code: str) -> GraphQLError:
+def copy_error(
+    error: GraphQLError, *, code: str | None = None, detached: bool = False
+) -> GraphQLError:
+    """A copy of `error`, with `extensions.code` set to `code` if given; `detached`, without the
+    syntax nodes and path it points at (its locations stay)."""
+    extensions = dict(error.extensions or {})
+    if code is not None:
+        extensions["code"] = code
     return GraphQLError(
         error.message,
-        nodes=error.nodes,
+        nodes=None if detached else error.nodes,
         source=error.source,
         positions=error.positions,
-        path=error.path,
+        path=None if detached else error.path,
         original_error=error.original_error,
-        extensions={**(error.extensions or {}), "code": code},
+        extensions=extensions,
     )

@@ -822,12 +822,19 @@ def test_group_source_include_inactive_drops_the_validity_filter(corners: TestCl
     assert [e["record"]["id"] for e in result["timeline"]["entries"]] == ["m1"]
 
 
-def test_a_replacement_is_listed_with_its_own_value_in_the_time_field(corners: TestClient) -> None:
+def test_a_replacement_without_a_value_in_the_time_field_is_not_listed(
+    corners: TestClient,
+) -> None:
+    # SPEC: rows are records with a value in the time field. task-v1 matches by its deadline,
+    # but it is superseded, and its replacement task-v2 has no deadline: nothing is listed.
     result = tl(corners, entity="ada", field="DUE_AT", asOf=AS_OF)
-    # SPEC: rows are records with a value in the time field; the replacement has no deadline.
-    for entry in result["entries"]:
-        assert entry["date"] is not None, entry
-        assert entry["clock"] != "UNDATED"
+    assert result["entries"] == []
+    assert result["total"] == 0
+    # The match itself is there: listed as what it is when inactive records are asked for.
+    inactive = tl(corners, entity="ada", field="DUE_AT", asOf=AS_OF, eligibility="INCLUDE_INACTIVE")
+    assert [(e["record"]["id"], e["date"]["text"]) for e in inactive["entries"]] == [
+        ("task-v1", "2026-03-01")
+    ]
 
 
 def test_a_replacement_outside_the_range_is_still_the_current_record(corners: TestClient) -> None:

@@ -189,6 +189,54 @@ def test_fan_out_cuts_distinct_neighbours_in_relation_then_id_order(world: World
     assert filtered.limits[0] == cut
 
 
+# A hub whose neighbours arrive by several relations, where relation order and id order
+# disagree: the early ids come by the late relation, and one neighbour by two relations.
+MIXED = {
+    "m/hub.md": "---\ntype: person\ntitle: Mixed hub\n---\nSee [[m/b1]].\n",
+    **{f"m/{n}.md": f"---\ntype: person\ntitle: {n}\n---\n" for n in
+       ("a1", "a2", "a3", "b1", "z1", "z2", "z3")},
+    "r/hub-z1.md": rel("m/hub", "m/z1", "advises"),
+    "r/hub-z2.md": rel("m/hub", "m/z2", "advises"),
+    "r/hub-z3.md": rel("m/hub", "m/z3", "advises"),
+    "r/hub-a1.md": rel("m/hub", "m/a1", "works_with"),
+    "r/hub-a2.md": rel("m/hub", "m/a2", "works_with"),
+    "r/hub-a3.md": rel("m/hub", "m/a3", "works_with"),
+    "r/hub-b1.md": rel("m/hub", "m/b1", "works_with"),  # and linked: links_to < works_with
+}  # fmt: skip
+
+
+@pytest.fixture
+def mixed(tmp_path: Path) -> Iterator[World]:
+    w = World(tmp_path, MIXED, temporal.VaultConfig())
+    yield w
+    w.store.close()
+
+
+@pytest.mark.parametrize(
+    ("fan_out", "kept"),
+    [
+        (3, {"m/z1", "m/z2", "m/z3"}),  # by id alone: a1, a2, a3
+        (4, {"m/z1", "m/z2", "m/z3", "m/b1"}),  # b1 by links_to, before works_with
+        (5, {"m/z1", "m/z2", "m/z3", "m/b1", "m/a1"}),
+    ],
+)
+def test_fan_out_cut_orders_by_relation_before_neighbour_id(
+    mixed: World, fan_out: int, kept: set[str]
+) -> None:
+    result = mixed.walk("m/hub", hops=1, fan_out=fan_out)
+    assert {p.nodes[-1] for p in result.paths} == kept
+    assert result.limits[0] == graph.LimitHit("fan_out_limit", "m/hub", 7)
+
+
+def test_paths_through_a_hub_follow_the_same_cut(mixed: World) -> None:
+    # With fan-out 3 the hub's kept neighbours are z1..z3: a1 is not reached through it.
+    found = mixed.paths("m/hub", "m/z3", hops=1, fan_out=3)
+    assert [p.nodes for p in found.paths] == [("m/hub", "m/z3")]
+    missed = mixed.paths("m/hub", "m/a1", hops=1, fan_out=3)
+    assert missed.paths == ()
+    assert graph.LimitHit("fan_out_limit", "m/hub", 7) in missed.limits
+
+
 def test_path_limit_stops_discovery(world: World) -> None:
     result = world.walk("h/hub", hops=1, max_paths=10, fan_out=100)
     assert len(result.paths) == 10

@@ -561,3 +561,82 @@ def test_a_failed_reconcile_reloads_memory_and_keeps_its_settings(tmp_path: Path
     assert "people/cy.md" not in rec.entries
     assert rec.reconcile(now_us=NOW).changed
     store.close()
+
+
+def _us(text: str) -> int:
+    return temporal.parse_date_value(text).start_us
+
+
+WITHDRAWN_AT = _us("2027-01-15T10:00:00Z")  # the reconcile that sees the withdrawal: the guard's
+
+
+def _claim(lifecycle: str, reinstated: str | None = None, body: str = "Said.") -> str:
+    lines = ["type: claim", "subject: people/bob", f"lifecycle: {lifecycle}"]
+    if reinstated is not None:
+        lines.append(f"reinstated_at: {reinstated}")
+    return "---\n" + "\n".join(lines) + "\n---\n" + body + "\n"
+
+
+def _state(store: temporal.Store, path: str) -> tuple[bool, list[str]]:
+    """Whether the note is eligible, and the codes of its derived issues."""
+    eligible = store.conn.execute("SELECT eligible FROM notes WHERE path = ?", (path,)).fetchone()
+    codes = [r[0] for r in store.conn.execute("SELECT code FROM issues WHERE path = ?", (path,))]
+    return bool(eligible[0]), codes
+
+
+@pytest.mark.parametrize(
+    ("reinstated", "active"),
+    [
+        ("2027-01-15T10:00:01Z", True),  # after the guard: lifted
+        ("2027-02-01", True),
+        ("2027-01-15T10:00:00Z", False),  # equal: not later than the guard
+        ("2027-01-15T09:59:59Z", False),  # before it
+        ("2026-12-31", False),
+        (None, False),  # no reinstatement at all
+    ],
+)
+def test_reinstated_at_lifts_a_guard_only_when_later_than_it(
+    tmp_path: Path, reinstated: str | None, active: bool
+) -> None:
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    store = temporal.Store.open(tmp_path / "state.db")
+    rec = temporal.Reconciler(store, root, temporal.VaultConfig())
+    path = "claims/x.md"
+    write(root, {path: _claim("active")})
+    rec.reconcile(now_us=NOW)
+    write(root, {path: _claim("withdrawn")})
+    rec.reconcile(now_us=WITHDRAWN_AT)
+    # The same id active again, with new content (content the guard saw stays blocked anyway).
+    write(root, {path: _claim("active", reinstated, body="Said again, checked.")})
+    rec.reconcile(now_us=WITHDRAWN_AT + 3_600_000_000)
+    assert _state(store, path) == ((True, []) if active else (False, ["resurrection_blocked"]))
+    store.close()
+
+
+def test_a_withdrawal_after_a_reinstatement_is_a_new_guard(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    store = temporal.Store.open(tmp_path / "state.db")
+    rec = temporal.Reconciler(store, root, temporal.VaultConfig())
+    path = "claims/x.md"
+    write(root, {path: _claim("active")})
+    rec.reconcile(now_us=NOW)
+    write(root, {path: _claim("withdrawn")})
+    rec.reconcile(now_us=WITHDRAWN_AT)
+    write(root, {path: _claim("active", "2027-02-01", body="Back.")})
+    rec.reconcile(now_us=_us("2027-02-02"))
+    assert _state(store, path) == (True, [])
+    # Withdrawn again on 2027-03-01: a new guard, from then on.
+    write(root, {path: _claim("withdrawn", "2027-02-01", body="Back.")})
+    rec.reconcile(now_us=_us("2027-03-01"))
+    guard = store.conn.execute("SELECT lifecycle, seen_at FROM guards WHERE id = 'claims/x'")
+    assert guard.fetchone() == ("withdrawn", _us("2027-03-01"))
+    # The first reinstatement does not lift the new guard; a later one does.
+    write(root, {path: _claim("active", "2027-02-01", body="Back, once more.")})
+    rec.reconcile(now_us=_us("2027-03-02"))
+    assert _state(store, path) == (False, ["resurrection_blocked"])
+    write(root, {path: _claim("active", "2027-03-01T00:00:01Z", body="Back, once more.")})
+    rec.reconcile(now_us=_us("2027-03-03"))
+    assert _state(store, path) == (True, [])
+    store.close()
