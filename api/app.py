@@ -46,6 +46,7 @@ def create_app(settings: Settings, *, graph: bool = True) -> Starlette:
         try:
             yield
         finally:
+            schema.workers.shutdown(wait=True)  # no operation runs on past the store
             services.close()
 
     app = Starlette(

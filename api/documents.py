@@ -7,8 +7,11 @@ every fragment spread is expanded. Expanded counts can be exponential in the doc
 (fragments that each spread two others), but the walk is not: a fragment's counts are worked
 out once and added wherever it is spread. A document over a limit is refused with
 `QUERY_TOO_COMPLEX` before any other rule sees it; one within the limits selects at most
-`max_fields` fields, which bounds graphql-core's rules too (`OverlappingFieldsCanBeMerged`
-compares fields pairwise). Parsing is bounded by `max_tokens`.
+`max_fields` fields, which bounds graphql-core's rules too: `OverlappingFieldsCanBeMerged`
+compares fields of one response name pairwise, at most ~500,000 pairs (then graphql-core stops
+it), tens of milliseconds. Introspection fields do not count for depth; graphql-core's
+`MaxIntrospectionDepthRule` bounds their nesting, as a limit too. Parsing is bounded by
+`max_tokens`.
 
 The outcome depends on the text alone (the limits are fixed when the schema is built), so it
 is kept for the most recent short documents, refusals included: a hostile document sent again
@@ -39,6 +42,8 @@ from graphql import (
     parse,
 )
 from graphql.language.parser import Parser, nested_too_deeply_error
+from graphql.validation import validate
+from graphql.validation.rules.max_introspection_depth_rule import MaxIntrospectionDepthRule
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.schema import validate_document
 
@@ -133,25 +138,6 @@ class _Prepared:
     errors: tuple[GraphQLError, ...]
 
 
-class _Parser(Parser):
-    """graphql-core's parser, whose token limit raises `QueryTooComplex` rather than a syntax
-    error like any other (a limit was hit; the document may well be valid)."""
-
-    def advance_lexer(self) -> None:
-        try:
-            super().advance_lexer()
-        except GraphQLSyntaxError as error:
-            limit = self._max_tokens
-            if limit is None or self._token_counter <= limit:
-                raise
-            raise GraphQLError(
-                error.message,
-                source=error.source,
-                positions=error.positions,
-                original_error=QueryTooComplex(f"Document contains more than {limit} tokens"),
-            ) from None
-
-
 class Documents:
     """Prepares document texts for one schema's limits, keeping the most recent outcomes."""
 
@@ -178,6 +164,11 @@ class Documents:
         problem = _too_complex(measure(document), limits)
         if problem is not None:
             return _Prepared(None, (GraphQLError(str(problem), original_error=problem),))
+        # Introspection fields do not count for depth (GraphiQL's own query nests deep), but
+        # nested lists of them multiply: graphql-core's rule bounds how deep they may go.
+        deep = validate(schema, document, (MaxIntrospectionDepthRule,))
+        if deep:
+            return _Prepared(None, tuple(_limit(e, e.message) for e in deep))
         errors = validate_document(schema, document, rules)
         if errors:  # kept without the document: a refused text keeps no syntax tree alive
             return _Prepared(None, tuple(copy_error(e, detached=True) for e in errors))
@@ -185,19 +176,30 @@ class Documents:
 
 
 def _parse(text: str, max_tokens: int) -> DocumentNode:
-    """As graphql-core's `parse`, with `_Parser`; nesting past graphql-core's limit is
-    `QueryTooComplex` too."""
-    parser = _Parser(Source(text), max_tokens=max_tokens)
+    """As graphql-core's `parse`; a limit it hits is `QueryTooComplex`, not a syntax error like
+    any other (the document may well be valid): more than `max_tokens` tokens (the parser's
+    count, or the lexer's while it skips a run of comments: its error stands at a `#`), or
+    nesting past graphql-core's own limit."""
+    parser = Parser(Source(text), max_tokens=max_tokens)
     try:
         return parser.parse_document()
     except RecursionError:
         pass
-    error = nested_too_deeply_error(parser)
-    raise GraphQLError(
+    except GraphQLSyntaxError as error:
+        at = list(error.positions or [-1])[0]
+        if parser._token_counter <= max_tokens and text[at : at + 1] != "#":
+            raise
+        raise _limit(error, f"Document contains more than {max_tokens} tokens") from None
+    raise _limit(nested_too_deeply_error(parser), "Document is nested too deeply")
+
+
+def _limit(error: GraphQLError, reason: str) -> GraphQLError:
+    """A parse error that is a limit: `QUERY_TOO_COMPLEX` where it is rendered."""
+    return GraphQLError(
         error.message,
         source=error.source,
         positions=error.positions,
-        original_error=QueryTooComplex("Document is nested too deeply"),
+        original_error=QueryTooComplex(reason),
     )
 
 

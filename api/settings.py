@@ -13,7 +13,7 @@ import platformdirs
 
 from temporal import VaultConfig
 from vault import StartupError
-from vault.mounts import mount_of, remote
+from vault.mounts import remote_mount
 
 __all__ = ["DEMO_VAULT", "Limits", "Settings", "default_state_path"]
 
@@ -135,11 +135,12 @@ def _watch(mode: str | bool, vault: Path, mountinfo: str | None) -> tuple[bool, 
         return False, "the watcher is off (--watch off)"
     if mode == "on":
         return True, ""
-    mount = mount_of(str(vault), mountinfo)
-    if mount is not None and remote(mount.fstype):
+    mount = remote_mount(str(vault), mountinfo)
+    if mount is not None:
         return False, (
-            f"the vault is on a {mount.fstype} mount ({mount.source}), where changes made on"
-            " another machine raise no events (--watch on to watch it anyway)"
+            f"the vault is on or holds a {mount.fstype} mount ({mount.source} at {mount.point}),"
+            " where changes made on another machine raise no events (--watch on to watch it"
+            " anyway)"
         )
     return True, ""
 

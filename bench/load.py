@@ -55,12 +55,16 @@ def _free_port() -> int:
         return port
 
 
-def _rss_mb(pid: int) -> float:
+def _memory_mb(pid: int) -> dict[str, float]:
+    """The process's resident size, and its anonymous and file-backed parts (the database file
+    is memory-mapped: its touched pages count in the resident size), in MB."""
+    found = {}
     with open(f"/proc/{pid}/status", encoding="ascii") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "RssAnon", "RssFile"):
+                found[name] = round(int(value.split()[0]) / 1024, 1)
+    return found
 
 
 def _cpu_s(pid: int) -> float:
@@ -168,6 +172,8 @@ def _drive(
             count += 1
 
     rss: list[tuple[float, float]] = []
+    anon: list[tuple[float, float]] = []
+    mapped: list[tuple[float, float]] = []
     threads = [threading.Thread(target=client_loop, args=(i,)) for i in range(clients)]
     threads.append(threading.Thread(target=editor))
     begin = time.monotonic()
@@ -175,7 +181,10 @@ def _drive(
     for thread in threads:
         thread.start()
     while (now := time.monotonic() - begin) < seconds:
-        rss.append((round(now, 1), round(_rss_mb(pid), 1)))
+        memory = _memory_mb(pid)
+        rss.append((round(now, 1), memory["VmRSS"]))
+        anon.append((round(now, 1), memory["RssAnon"]))
+        mapped.append((round(now, 1), memory["RssFile"]))
         time.sleep(1.0)
     stop.set()
     for thread in threads:
@@ -183,6 +192,7 @@ def _drive(
     elapsed = time.monotonic() - begin
     cpu = _cpu_s(pid) - cpu_before
     after_warmup = [mb for t, mb in rss if t >= warmup]
+    anon_after = [mb for t, mb in anon if t >= warmup]
     total = sum(len(v) for v in latencies.values())
     return {
         "notes": len(notes),
@@ -211,7 +221,14 @@ def _drive(
         "rss_growth_after_warmup": (
             round(max(after_warmup) / after_warmup[0] - 1, 4) if after_warmup else None
         ),
+        "anon_mb_at_warmup": anon_after[0] if anon_after else None,
+        "anon_mb_end": anon[-1][1] if anon else None,
+        "anon_growth_after_warmup": (
+            round(max(anon_after) / anon_after[0] - 1, 4) if anon_after else None
+        ),
         "rss_mb": rss,
+        "anon_mb": anon,
+        "file_mb": mapped,
     }
 
 

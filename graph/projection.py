@@ -420,8 +420,16 @@ class Projection:
         return None
 
     def _set_rows(self, path: str, edges: list[Edge]) -> None:
-        """Replace the remembered rows of one evidence file (its scope is already known)."""
+        """Replace the remembered rows of one evidence file (its scope is already known).
+
+        An edge read again unchanged (its file was resolved again, not rewritten) keeps the
+        object already in the graph and the published steps: a new, equal one would live on
+        beside it (the graph keeps the key it was given first), and memory grow with every
+        reconcile that reads a file's edges again.
+        """
         scope = self._scope_of.get(path, "")
+        previous = {edge: edge for edge in self._rows.get(path, ())}
+        edges = [previous.get(edge, edge) for edge in edges]
         for edge in self._rows.pop(path, ()):
             for end in (edge.src, edge.dst):
                 paths = self._incident.get((scope, end))

@@ -94,7 +94,7 @@ def by_source(
         if row is None:
             continue
         end = rows.get(endpoint) if endpoint is not None else None
-        if end is not None and end.value is not None:
+        if end is not None and end.value is not None and _same_days(row, end, query.tz):
             by_source[end.path] = end
             between.setdefault(end.path, []).append(path)
             continue

@@ -106,7 +106,8 @@ class Reconciler:
         self.guards: dict[str, Guard] = {}
         self.digests: dict[str, int] = {}
         self.scan_issues: list[Issue] = []
-        self._data_version = 0
+        self._data_version = -1  # until loaded: a load that fails part-way is loaded again
+        self._planning = False
         gc_was = gc.isenabled()
         gc.disable()  # loading makes millions of long-lived objects: nothing for the collector
         try:
@@ -140,14 +141,17 @@ class Reconciler:
             for _ in range(3):
                 if self._other_writer():
                     self.reload()
+                self._planning = False
                 try:
                     return self._reconcile(now_us, paths, progress)
                 except _OtherWriter:
                     self.reload()  # and plan again from what the other process wrote
                 except BaseException:
                     # The one rollback of memory: a plan changes the name index as it goes, and
-                    # a failed write leaves memory ahead of the database.
-                    self.reload()
+                    # a failed write leaves memory ahead of the database. A failure before the
+                    # plan began (the vault could not be listed) changed nothing to roll back.
+                    if self._planning:
+                        self.reload()
                     raise
             raise IndexUnavailable("Another process keeps writing the state database")
         finally:
@@ -187,6 +191,7 @@ class Reconciler:
         # Each changed file goes into the plan as soon as it is parsed (`take`), while the worker
         # process parses on: that work shares the two cores too. The plan changes the name
         # index as it goes, so a failure on the way reloads memory (`reconcile`).
+        self._planning = True
         plan = ChangeSet(self, now_us)
         new_stats: dict[str, tuple[int, int, int, str] | None] = {}
         unread: list[Issue] = []
@@ -345,7 +350,7 @@ class Reconciler:
 
     def _load(self) -> None:
         conn = self.store.conn
-        self._data_version = conn.execute("PRAGMA data_version").fetchone()[0]
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
         for path, size, mtime_ns, ino, revision in conn.execute("SELECT * FROM files"):
             self.keys[path] = (size, mtime_ns, ino)
             self.revisions[path] = revision
@@ -403,6 +408,7 @@ class Reconciler:
         row = conn.execute("SELECT value FROM meta WHERE key = 'digests'").fetchone()
         if row:
             self.digests = {k: int(v, 16) for k, v in json.loads(row[0]).items()}
+        self._data_version = version
 
 
 class _OtherWriter(Exception):

@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass
 
-__all__ = ["MOUNTINFO", "REMOTE_TYPES", "Mount", "mount_of", "remote"]
+__all__ = ["MOUNTINFO", "REMOTE_TYPES", "Mount", "mount_of", "remote", "remote_mount"]
 
 MOUNTINFO = "/proc/self/mountinfo"
 
@@ -70,10 +70,8 @@ def mount_of(path: str, mountinfo: str | None = None) -> Mount | None:
             own when None.
     """
     if mountinfo is None:
-        try:
-            with open(MOUNTINFO, encoding="utf-8", errors="surrogateescape") as f:
-                mountinfo = f.read()
-        except OSError:
+        mountinfo = _read_table()
+        if mountinfo is None:
             return None
     target = os.path.realpath(path)
     best: Mount | None = None
@@ -84,6 +82,33 @@ def mount_of(path: str, mountinfo: str | None = None) -> Mount | None:
         if best is None or len(mount.point) >= len(best.point):
             best = mount
     return best
+
+
+def remote_mount(path: str, mountinfo: str | None = None) -> Mount | None:
+    """The mount that makes `path` unfit for a watcher: the one holding it if remote, else a
+    remote one mounted somewhere below it (a shared folder inside a local vault); None when
+    every file below `path` is on a local file system (or the table cannot be read)."""
+    if mountinfo is None:
+        mountinfo = _read_table()
+        if mountinfo is None:
+            return None
+    holder = mount_of(path, mountinfo)
+    if holder is not None and remote(holder.fstype):
+        return holder
+    target = os.path.realpath(path)
+    for line in mountinfo.splitlines():
+        mount = _parse(line)
+        if mount is not None and remote(mount.fstype) and _holds(target, mount.point):
+            return mount
+    return None
+
+
+def _read_table() -> str | None:
+    try:
+        with open(MOUNTINFO, encoding="utf-8", errors="surrogateescape") as f:
+            return f.read()
+    except OSError:
+        return None
 
 
 def _parse(line: str) -> Mount | None:

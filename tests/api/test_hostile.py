@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx2 as httpx
 import pytest
-from graphql import parse
+from graphql import get_introspection_query, parse
 from starlette.testclient import TestClient
 
 from api.app import create_app
@@ -76,6 +76,12 @@ HOSTILE = {
     ),
     "190-nested-inline-fragments": (_nested_inline(190), None),
     "1000-nested-inline-fragments": (_nested_inline(1000), "QUERY_TOO_COMPLEX"),
+    "comment-padding": ("#\n" * 2001 + "{ __typename }", "QUERY_TOO_COMPLEX"),
+    "nested-introspection": (
+        "{ __schema { types { fields { type { ofType { fields { type { ofType { fields { type {"
+        " ofType { fields { name } } } } } } } } } } } } }",
+        "QUERY_TOO_COMPLEX",
+    ),
     "fragment-cycle-fan-out": (
         "query { ...A } "
         + " ".join(
@@ -249,3 +255,10 @@ def test_a_flood_of_hostile_documents_does_not_starve_a_probe(server: str) -> No
         elapsed, body = _post(client, PROBE)
     assert body == PROBE_ANSWER
     assert elapsed < 0.5
+
+
+def test_the_standard_introspection_query_is_answered(demo_client: TestClient) -> None:
+    # What GraphiQL sends: deep through fragments, but within every limit.
+    body = gql(demo_client, get_introspection_query(descriptions=True))
+    assert "errors" not in body, body.get("errors")
+    assert body["data"]["__schema"]["queryType"]["name"] == "Query"

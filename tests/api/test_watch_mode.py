@@ -50,6 +50,17 @@ def test_auto_scans_a_vault_on_a_network_mount(
     assert fstype in settings.watch_reason and source in settings.watch_reason
 
 
+def test_auto_scans_a_local_vault_that_holds_a_network_mount(
+    demo_vault: Path, tmp_path: Path
+) -> None:
+    table = _table(demo_vault, "ext4", "/dev/vda") + (
+        f"91 90 0:91 / {(demo_vault / 'people').resolve()} rw - cifs //box/people rw\n"
+    )
+    settings = _build(demo_vault, tmp_path, "auto", table)
+    assert settings.watch is False
+    assert "cifs" in settings.watch_reason
+
+
 def test_auto_watches_a_local_mount(demo_vault: Path, tmp_path: Path) -> None:
     settings = _build(demo_vault, tmp_path, "auto", _table(demo_vault, "tmpfs", "tmpfs"))
     assert settings.watch is True

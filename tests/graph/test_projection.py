@@ -233,3 +233,25 @@ def test_parallel_edges_stay_apart_in_the_graph(world: World) -> None:
     # The meeting involves Bob and the claim cites the meeting: two edges between m1 and others.
     assert g.number_of_edges("meetings/m1", "people/ada") == 1
     assert g.number_of_edges("claims/c1", "people/bob") == 1
+
+
+def _live_edges() -> int:
+    import gc
+
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if isinstance(o, graph.Edge))
+
+
+def test_edges_read_again_unchanged_are_not_kept_twice(world: World) -> None:
+    root, store, reconciler = world
+    projection = graph.Projection.build(store)
+    views = [projection.view]
+    before = _live_edges()
+    for i in range(20):
+        # Cy's title changes back and forth: every note linking to Cy is resolved again and
+        # its edges read again, unchanged; Cy's own file is rewritten.
+        title = "Cy" if i % 2 else "Cyrus"
+        write(root, {"people/cy.md": f"---\ntype: person\naliases: [Cy]\n---\n# {title}\n"})
+        views = [*views, projection.apply(store, reconciler.reconcile(now_us=NOW + i))][-2:]
+    # Two views are alive, as a server keeps a few; they share the projection's edges.
+    assert _live_edges() == before

@@ -640,3 +640,18 @@ def test_a_withdrawal_after_a_reinstatement_is_a_new_guard(tmp_path: Path) -> No
     rec.reconcile(now_us=_us("2027-03-03"))
     assert _state(store, path) == (True, [])
     store.close()
+
+
+def test_a_vault_that_cannot_be_listed_fails_without_reloading_memory(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    store = temporal.Store.open(tmp_path / "state.db")
+    rec = temporal.Reconciler(store, root, temporal.VaultConfig())
+    rec.reconcile(now_us=NOW)
+    root.rename(tmp_path / "away")  # an unmounted share, say
+    with pytest.raises(Exception):  # noqa: B017 (whatever the scan raises, it is not a plan's)
+        rec.reconcile(now_us=NOW)
+    assert rec.loads == 1  # nothing was planned: nothing to roll back
+    (tmp_path / "away").rename(root)
+    assert not rec.reconcile(now_us=NOW).changed
+    store.close()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from vault.mounts import Mount, mount_of, remote
+from vault.mounts import Mount, mount_of, remote, remote_mount
 
 TABLE = "\n".join(
     [
@@ -68,3 +68,20 @@ def test_this_machines_own_table_names_a_mount_for_every_path(tmp_path: Path) ->
     found = mount_of(str(tmp_path))
     assert found is not None and found.point.startswith("/")
     assert mount_of(str(tmp_path), "") is None  # an empty table names nothing
+
+
+@pytest.mark.parametrize(
+    ("path", "point"),
+    [
+        ("/mnt/nas/notes", "/mnt/nas"),  # on a remote mount
+        ("/mnt", "/mnt/nas"),  # local, but a remote one is mounted below it
+        ("/mnt/nas/local", None),  # a local mount over a part of the remote one
+        ("/dev/shm/vault", None),
+        ("/home/me/vault", None),
+    ],
+)
+def test_a_vault_is_unfit_for_a_watcher_when_it_is_on_or_holds_a_remote_mount(
+    path: str, point: str | None
+) -> None:
+    found = remote_mount(path, TABLE)
+    assert (found.point if found else None) == point
