@@ -238,10 +238,12 @@ class Projection:
             (self._notes[p].scope, self._notes[p].id) for p in touched_paths if p in self._notes
         }
         rows = temporal.node_rows(store, paths=touched_paths, ids=result.affected_ids)
+        previous = {r.path: self._notes[r.path] for r in rows if self._notes.get(r.path) == r}
         for path in touched_paths | {row.path for row in rows}:
             self._forget_note(path)
         for row in rows:
-            self._remember_note(row)
+            # A note read again unchanged keeps its row (the one the live nodes were made of).
+            self._remember_note(previous.get(row.path, row))
         keys |= {(row.scope, row.id) for row in rows}
         edges = temporal.edge_rows(store, paths=rewritten)
         return self._update(keys, rewritten, edges)

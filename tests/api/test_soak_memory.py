@@ -13,6 +13,12 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.mark.soak
+@pytest.mark.xfail(
+    reason="open (issue 11, item 6): after 30 s of warm-up RSS still rises 8.6-10.4 % in two"
+    " 10-minute runs, a step of ~7 MB of anonymous memory around minute 4 (when the write-ahead"
+    " log, never reset under constant readers, reaches ~15 MB), flat after it; not yet explained",
+    strict=True,
+)
 def test_memory_stays_flat_under_ten_minutes_of_mixed_load() -> None:
     command = [sys.executable, "load.py", "--notes", "2000", "--clients", "16"]
     command += ["--seconds", "600", "--warmup", "30"]
