@@ -542,11 +542,16 @@ def test_another_writer_during_a_reconcile_reloads_memory_once(tmp_path: Path) -
     theirs_store.close()
 
 
-def test_a_failed_reconcile_reloads_memory_and_keeps_its_settings(tmp_path: Path) -> None:
+def _demo(tmp_path: Path) -> tuple[Path, temporal.Store, temporal.Reconciler]:
+    """NOTES in a vault, a state file and its reconciler (not yet reconciled)."""
     root = tmp_path / "vault"
     write(root, NOTES)
     store = temporal.Store.open(tmp_path / "state.db")
-    rec = temporal.Reconciler(store, root, temporal.VaultConfig())
+    return root, store, temporal.Reconciler(store, root, temporal.VaultConfig())
+
+
+def test_a_failed_reconcile_reloads_memory_and_keeps_its_settings(tmp_path: Path) -> None:
+    root, store, rec = _demo(tmp_path)
     rec.reconcile(now_us=NOW)
     rec.parallel_from = 7
     (root / "people/cy.md").write_text("---\ntype: person\n---\n# Cy\n")
@@ -598,10 +603,7 @@ def _state(store: temporal.Store, path: str) -> tuple[bool, list[str]]:
 def test_reinstated_at_lifts_a_guard_only_when_later_than_it(
     tmp_path: Path, reinstated: str | None, active: bool
 ) -> None:
-    root = tmp_path / "vault"
-    write(root, NOTES)
-    store = temporal.Store.open(tmp_path / "state.db")
-    rec = temporal.Reconciler(store, root, temporal.VaultConfig())
+    root, store, rec = _demo(tmp_path)
     path = "claims/x.md"
     write(root, {path: _claim("active")})
     rec.reconcile(now_us=NOW)
@@ -615,10 +617,7 @@ def test_reinstated_at_lifts_a_guard_only_when_later_than_it(
 
 
 def test_a_withdrawal_after_a_reinstatement_is_a_new_guard(tmp_path: Path) -> None:
-    root = tmp_path / "vault"
-    write(root, NOTES)
-    store = temporal.Store.open(tmp_path / "state.db")
-    rec = temporal.Reconciler(store, root, temporal.VaultConfig())
+    root, store, rec = _demo(tmp_path)
     path = "claims/x.md"
     write(root, {path: _claim("active")})
     rec.reconcile(now_us=NOW)
@@ -643,10 +642,7 @@ def test_a_withdrawal_after_a_reinstatement_is_a_new_guard(tmp_path: Path) -> No
 
 
 def test_a_vault_that_cannot_be_listed_fails_without_reloading_memory(tmp_path: Path) -> None:
-    root = tmp_path / "vault"
-    write(root, NOTES)
-    store = temporal.Store.open(tmp_path / "state.db")
-    rec = temporal.Reconciler(store, root, temporal.VaultConfig())
+    root, store, rec = _demo(tmp_path)
     rec.reconcile(now_us=NOW)
     root.rename(tmp_path / "away")  # an unmounted share, say
     with pytest.raises(Exception):  # noqa: B017 (whatever the scan raises, it is not a plan's)
