@@ -14,10 +14,11 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 @pytest.mark.soak
 @pytest.mark.xfail(
-    reason="open (issue 11, item 6): after 30 s of warm-up RSS still rises 7.3 % (10.4 and 9.2 %"
-    " before the edge fix and the heap trim), in one step of ~3.5 MB of anonymous memory around"
-    " 240 s, flat from there to 600 s; the editor's picks are seeded, so the step comes at the"
-    " same edit every run: likely one large reconcile raising the heap's high-water mark",
+    reason="open (issue 11, item 6): after 30 s of warm-up (the five most referenced notes edited"
+    " in it) RSS still reached 5.4 % above its level then (10.4 % before the edge fix, 7.3 %"
+    " before the hub-first warm-up), ending 2.8 % above it; steps of 1-2 MB of anonymous memory"
+    " at 240 s and 540 s when hubs are edited again (a reconcile that re-resolves hundreds of"
+    " referrers), flat between",
     strict=True,
 )
 def test_memory_stays_flat_under_ten_minutes_of_mixed_load() -> None:
