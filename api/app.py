@@ -138,7 +138,7 @@ def _host_name(host: str) -> str | None:
         name, bracket, rest = host[1:].partition("]")
         if not bracket or (rest and not (rest[0] == ":" and rest[1:].isdigit())):
             return None
-        return f"[{name}]"
+        return name
     name, colon, port = host.partition(":")
     if colon and not port.isdigit():
         return None

@@ -194,13 +194,8 @@ def _parse(text: str, max_tokens: int) -> DocumentNode:
 
 
 def _limit(error: GraphQLError, reason: str) -> GraphQLError:
-    """A parse error that is a limit: `QUERY_TOO_COMPLEX` where it is rendered."""
-    return GraphQLError(
-        error.message,
-        source=error.source,
-        positions=error.positions,
-        original_error=QueryTooComplex(reason),
-    )
+    """An error that is a limit: `QUERY_TOO_COMPLEX` where it is rendered."""
+    return copy_error(error, detached=True, cause=QueryTooComplex(reason))
 
 
 def _too_complex(cost: Cost, limits: Limits) -> QueryTooComplex | None:

@@ -106,10 +106,14 @@ def render(error: GraphQLError) -> GraphQLError:
 
 
 def copy_error(
-    error: GraphQLError, *, code: str | None = None, detached: bool = False
+    error: GraphQLError,
+    *,
+    code: str | None = None,
+    detached: bool = False,
+    cause: Exception | None = None,
 ) -> GraphQLError:
     """A copy of `error`, with `extensions.code` set to `code` if given; `detached`, without the
-    syntax nodes and path it points at (its locations stay)."""
+    syntax nodes and path it points at (its locations stay); `cause` as its original error."""
     extensions = dict(error.extensions or {})
     if code is not None:
         extensions["code"] = code
@@ -119,6 +123,6 @@ def copy_error(
         source=error.source,
         positions=error.positions,
         path=None if detached else error.path,
-        original_error=error.original_error,
+        original_error=cause or error.original_error,
         extensions=extensions,
     )

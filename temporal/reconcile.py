@@ -93,6 +93,7 @@ class Reconciler:
         self.config = config
         self.parallel_from = _PARALLEL
         self.loads = 0  # how often memory was loaded from the database (public: tests, metrics)
+        self._planning = False  # whether this reconcile's plan began (memory may be ahead)
         self.reload()
 
     def reload(self) -> None:
@@ -107,7 +108,6 @@ class Reconciler:
         self.digests: dict[str, int] = {}
         self.scan_issues: list[Issue] = []
         self._data_version = -1  # until loaded: a load that fails part-way is loaded again
-        self._planning = False
         gc_was = gc.isenabled()
         gc.disable()  # loading makes millions of long-lived objects: nothing for the collector
         try:
