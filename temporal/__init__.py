@@ -44,7 +44,7 @@ from temporal.records import (
     TimeField,
     note_dates,
 )
-from temporal.recurrence import Occurrence, RecurrenceSet
+from temporal.recurrence import Occurrence, RecurrenceSet, Walk
 from temporal.rows import Eligibility, Entry, Timeline, TimelineGroup, TimelineQuery
 from temporal.search import (
     MatchMode,
@@ -105,6 +105,7 @@ __all__ = [
     "TimelineGroup",
     "TimelineQuery",
     "VaultConfig",
+    "Walk",
     "chronicle_day",
     "chronicle_since",
     "clock_sql",

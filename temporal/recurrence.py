@@ -40,7 +40,7 @@ from temporal.dates import DatePrecision, DateValue, parse_date_value, timezone
 from temporal.rrule import Rule, naive_us, parse_rule
 from vault import InvalidDate, InvalidRecurrence
 
-__all__ = ["MAX_STEPS", "Occurrence", "RecurrenceSet"]
+__all__ = ["MAX_STEPS", "Occurrence", "RecurrenceSet", "Walk"]
 
 MAX_STEPS = 100_000
 """Most rule instances one expansion steps through before it reports truncation."""
@@ -70,8 +70,13 @@ class Occurrence:
     floating: bool
 
 
-class _Walk:
-    """Steps taken by one expansion and whether a cap cut it short."""
+class Walk:
+    """What one expansion did: the rule instances it stepped through (`steps`, the work an
+    expansion costs besides the members it returns), whether `MAX_STEPS` cut it short, and
+    how far its members are known then.
+
+    `first` and `between` make their own; pass one (`walk=`) to read it afterwards.
+    """
 
     __slots__ = ("reach_us", "steps", "truncated")
 
@@ -209,12 +214,13 @@ class RecurrenceSet:
         """Whether this is a set of floating dates (a date-only anchor)."""
         return self._zone is None
 
-    def first(self, limit: int) -> tuple[list[Occurrence], bool]:
+    def first(self, limit: int, *, walk: Walk | None = None) -> tuple[list[Occurrence], bool]:
         """The first `limit` occurrences in order, and whether the set has more after them.
 
-        The flag is also true when a step cap stopped the walk (more may exist).
+        The flag is also true when a step cap stopped the walk (more may exist). `walk`, when
+        given (a fresh one), records the steps this expansion took.
         """
-        walk = _Walk()
+        walk = Walk() if walk is None else walk
         found: list[Occurrence] = []
         for index, start in enumerate(self._starts(walk)):
             if index == limit:
@@ -222,15 +228,18 @@ class RecurrenceSet:
             found.append(self._occurrence(index, start))
         return found, walk.truncated
 
-    def between(self, since_us: int, until_us: int, *, limit: int) -> tuple[list[Occurrence], bool]:
+    def between(
+        self, since_us: int, until_us: int, *, limit: int, walk: Walk | None = None
+    ) -> tuple[list[Occurrence], bool]:
         """Occurrences overlapping the inclusive range `[since_us, until_us]`, in order.
 
         An occurrence `[start, end)` matches when `start <= until_us` and `end > since_us`
         (an instant one when `since_us <= start <= until_us`). At most `limit` are
         returned; the flag says whether more matched or a step cap stopped the walk.
-        Indexes are positions in the whole set.
+        Indexes are positions in the whole set. `walk`, when given (a fresh one), records the
+        steps this expansion took.
         """
-        walk = _Walk()
+        walk = Walk() if walk is None else walk
         found: list[Occurrence] = []
         duration = self._duration_us
         for index, start in enumerate(self._starts(walk)):
@@ -251,7 +260,7 @@ class RecurrenceSet:
             local = _local_text((_EPOCH_UTC + timedelta(microseconds=start)).astimezone(zone))
         return Occurrence(index, start, start + self._duration_us, local, zone is None)
 
-    def _starts(self, walk: _Walk) -> Iterator[int]:
+    def _starts(self, walk: Walk) -> Iterator[int]:
         """Every member's start, ascending, duplicates and exceptions removed."""
         extras = self._extras
         ex_us = self._ex_us
@@ -289,7 +298,7 @@ class RecurrenceSet:
                 last = us
                 yield us
 
-    def _rule_starts(self, walk: _Walk) -> Iterator[int]:
+    def _rule_starts(self, walk: Walk) -> Iterator[int]:
         """The rule's instants (COUNT, UNTIL applied), ascending; duplicates possible."""
         rule = self._rule
         assert rule is not None
