@@ -11,6 +11,10 @@ right after each of its commits, which lists every state there ever was;
 every read of a reader must be one of them (record count, per-kind and
 per-type counts, digests, sampled records and issues all of the same commit),
 and no read may raise (no `database is locked`, no `IndexUnavailable`).
+
+Nothing here depends on how the scheduler shares the cores: after each commit
+the writer waits (a condition for threads, a pipe for a process) until every
+reader has read once since, so each reader sees every commit, in order.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -132,32 +137,45 @@ def make_vault(tmp_path: Path) -> Path:
 
 
 def run_cycles(
-    store: temporal.Store, reconciler: temporal.Reconciler, batch: Batch, cycles: int
-) -> set[str]:
+    store: temporal.Store,
+    reconciler: temporal.Reconciler,
+    batch: Batch,
+    cycles: int,
+    after_commit: Callable[[str], None],
+) -> list[str]:
     """The writer: apply the cycle `cycles` times, one reconcile per step, checking each.
 
-    Returns every committed state: this is the only writer, so what it reads right after
-    each of its commits (and before the first) is the whole list of states there ever were.
+    Returns every committed state in order: this is the only writer, so what it reads right
+    after each of its commits (and before the first) is the whole list of states there ever
+    were. `after_commit` is called with each state (the first included) before the next
+    reconcile starts: it waits until the readers have seen that state.
     """
-    committed = {read_once(store, batch.size)}
+    committed = [read_once(store, batch.size)]
+    after_commit(committed[-1])
     for _ in range(cycles):
         for step in CYCLE:
             batch.apply(step)
             result = reconciler.reconcile(now_us=NOW_US)
             expected = (0, batch.size) if step == "delete" else (batch.size, 0)
             assert (result.parsed, result.deleted) == expected, step
-            committed.add(read_once(store, batch.size))
+            committed.append(read_once(store, batch.size))
+            after_commit(committed[-1])
     counts = {json.loads(s)["records"] for s in committed}
     assert counts == {BASE_RECORDS, BASE_RECORDS + batch.size}
-    assert len(committed) == 3  # the base, and the batch in each of its two versions
+    assert len(set(committed)) == 3  # the base, and the batch in each of its two versions
     return committed
 
 
-def check_reads(seen: set[str], committed: set[str], size: int) -> None:
-    torn = seen - committed
+def check_reads(seen: list[str], committed: list[str]) -> None:
+    """A reader's distinct states, in the order it saw them, are the committed ones in order.
+
+    Each reader saw every state (the writer waits for it after each commit) and no other:
+    no torn read (one matching no commit), none going back to an older state.
+    """
+    torn = set(seen) - set(committed)
     assert not torn, f"{len(torn)} reads matched no committed state, e.g. {sorted(torn)[0]}"
-    counts = {json.loads(s)["records"] for s in seen}
-    assert counts <= {BASE_RECORDS, BASE_RECORDS + size}
+    changes = [state for i, state in enumerate(seen) if i == 0 or state != seen[i - 1]]
+    assert changes == committed
 
 
 # 500 notes as a large edit, in the default run. The soak tier (`-m soak`) runs more cycles and
@@ -177,78 +195,101 @@ SIZES = pytest.mark.parametrize(
 def test_reader_threads_see_whole_snapshots_during_reconciles(
     tmp_path: Path, size: int, cycles: int
 ) -> None:
+    """Readers loop without pause through every reconcile; after each commit the writer waits
+    (a condition, no clock) until every reader has finished a read begun after that commit, so
+    each reader sees every committed state, in commit order, whatever the scheduler does."""
     root = make_vault(tmp_path)
     store = temporal.Store.open(tmp_path / "state.db")
     try:
         reconciler = temporal.Reconciler(store, root, CONFIG)
         reconciler.reconcile(now_us=NOW_US)
         batch = Batch(tmp_path, root, size)
-        stop = threading.Event()
-        seen: list[set[str]] = [set() for _ in range(READERS)]
-        reads = [0] * READERS
+        changed = threading.Condition()
+        commits = 0  # commits the writer has announced
+        caught_up = [0] * READERS  # per reader: the announced commits its last read began after
+        stop = False
+        seen: list[list[str]] = [[] for _ in range(READERS)]
         errors: list[str] = []
 
         def loop(n: int) -> None:
-            while not stop.is_set():
+            while True:
+                with changed:
+                    if stop:
+                        return
+                    began_after = commits
                 try:
-                    seen[n].add(read_once(store, size))
+                    state = read_once(store, size)
                 except BaseException as exc:  # any exception at all is a failure of the test
-                    errors.append(f"reader {n}: {type(exc).__name__}: {exc}")
+                    with changed:
+                        errors.append(f"reader {n}: {type(exc).__name__}: {exc}")
+                        changed.notify_all()
                     return
-                reads[n] += 1
+                with changed:
+                    seen[n].append(state)
+                    caught_up[n] = began_after
+                    changed.notify_all()
+
+        def wait_for_readers(state: str) -> None:
+            nonlocal commits
+            with changed:
+                commits += 1
+                changed.notify_all()
+                changed.wait_for(lambda: errors or min(caught_up) >= commits)
+            assert errors == []
 
         threads = [threading.Thread(target=loop, args=(n,), daemon=True) for n in range(READERS)]
         for thread in threads:
             thread.start()
         try:
-            committed = run_cycles(store, reconciler, batch, cycles)
+            committed = run_cycles(store, reconciler, batch, cycles, wait_for_readers)
         finally:
-            stop.set()
+            with changed:
+                stop = True
             for thread in threads:
-                thread.join(timeout=30)
-        assert not any(thread.is_alive() for thread in threads), "a reader hung"
+                thread.join()
         assert errors == []
-        assert all(reads), reads
-        everything = set().union(*seen)
-        check_reads(everything, committed, size)
-        assert len(everything) >= 2, "the readers never saw a reconcile land"
+        for reads in seen:
+            check_reads(reads, committed)
     finally:
         store.close()
 
 
 CHILD = """
-import json, os, sys, time
+import json, select, sys
 import temporal
 from tests.temporal.test_concurrency import CONFIG, observe
-db, stop, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+db, size = sys.argv[1], int(sys.argv[2])
 store = temporal.Store.open(db)
-seen, errors, reads = set(), [], 0
-limit = time.monotonic() + 60  # never outlive a parent that failed to stop us
-try:
-    while reads == 0 or not os.path.exists(stop):
-        if time.monotonic() > limit:
-            errors.append("no stop file within 60 s")
-            break
+errors, reads = [], 0
+
+def read_once():
+    global reads
+    reads += 1
+    if reads % 25 == 0:  # now and then a fresh Store, as a CLI run would open
+        other = temporal.Store.open(db)
         try:
-            if reads % 25 == 24:  # now and then a fresh Store, as a CLI run would open
-                other = temporal.Store.open(db)
-                try:
-                    with other.read() as reader:
-                        seen.add(observe(reader, size))
-                finally:
-                    other.close()
+            with other.read() as reader:
+                return observe(reader, size)
+        finally:
+            other.close()
+    with store.read() as reader:
+        return observe(reader, size)
+
+try:
+    while True:
+        try:
+            if select.select([sys.stdin], [], [], 0)[0]:  # a line from the writer, or its end
+                if not sys.stdin.readline():
+                    break  # stdin closed: the writer is done (or gone)
+                print(read_once(), flush=True)  # a read begun after the writer's commit
             else:
-                with store.read() as reader:
-                    seen.add(observe(reader, size))
+                read_once()  # racing the writer's reconciles
         except BaseException as exc:
             errors.append(f"{type(exc).__name__}: {exc}")
             break
-        reads += 1
-        if reads == 1:
-            print("ready", flush=True)
 finally:
     store.close()
-print(json.dumps({"reads": reads, "seen": sorted(seen), "errors": errors}), flush=True)
+print(json.dumps({"reads": reads, "errors": errors}), flush=True)
 """
 
 
@@ -256,9 +297,11 @@ print(json.dumps({"reads": reads, "seen": sorted(seen), "errors": errors}), flus
 def test_reader_process_sees_whole_snapshots_during_reconciles(
     tmp_path: Path, size: int, cycles: int
 ) -> None:
+    """The reader process reads in a loop without pause; after each commit the writer asks it
+    (a line on its stdin, no clock) for one read begun then: that read must be the state just
+    committed, and no read of the loop may fail."""
     root = make_vault(tmp_path)
     db = tmp_path / "state.db"
-    stop = tmp_path / "stop"
     store = temporal.Store.open(db)
     try:
         reconciler = temporal.Reconciler(store, root, CONFIG)
@@ -266,31 +309,32 @@ def test_reader_process_sees_whole_snapshots_during_reconciles(
         batch = Batch(tmp_path, root, size)
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         child = subprocess.Popen(
-            [sys.executable, "-c", CHILD, str(db), str(stop), str(size)],
+            [sys.executable, "-c", CHILD, str(db), str(size)],
             cwd=ROOT,
             env=env,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        committed: set[str] = set()
+        seen: list[str] = []
+
+        def ask_reader(state: str) -> None:
+            assert child.stdin is not None and child.stdout is not None
+            child.stdin.write("read\n")
+            child.stdin.flush()
+            line = child.stdout.readline().rstrip("\n")  # "" if the reader stopped
+            seen.append(line)
+            assert line == state, f"the reader saw {line[:300]!r}"
+
         try:
-            assert child.stdout is not None
-            ready = child.stdout.readline() == "ready\n"  # it has read once before we write
-            if ready:
-                committed = run_cycles(store, reconciler, batch, cycles)
+            committed = run_cycles(store, reconciler, batch, cycles, ask_reader)
         finally:
-            stop.touch()
-            try:
-                out, err = child.communicate(timeout=30)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                out, err = child.communicate()
-        assert ready and child.returncode == 0, err
+            out, err = child.communicate()  # closes its stdin: the reader stops
+        assert child.returncode == 0, err
         report = json.loads(out.splitlines()[-1])
         assert report["errors"] == [], report["errors"]
-        assert report["reads"] > 0
-        check_reads(set(report["seen"]), committed, size)
-        assert len(report["seen"]) >= 2, "the reader process never saw a reconcile land"
+        assert report["reads"] >= len(committed)
+        check_reads(seen, committed)
     finally:
         store.close()
