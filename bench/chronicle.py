@@ -6,6 +6,11 @@
 Each query runs in-process (the GraphQL schema executed directly over the app's services: no
 HTTP, no freshness check) and then over HTTP against a real `almanac serve` (uvicorn, watcher
 on, one keep-alive connection), in one run; medians in milliseconds, one JSON object.
+
+Also timed, since the unit tests pin only the bounds that keep them short: the first 2,000
+occurrences of a weekly and a daily rule (a library call, with the rule instances it stepped
+through), and over HTTP the answer to hostile requests a limit refuses (tokens, depth, JSON
+nesting, body size) next to a 50 KB document the limits let through.
 """
 
 from __future__ import annotations
@@ -33,9 +38,21 @@ from api.context import Context
 from api.schema import build_schema
 from api.services import Services, now_us
 from api.settings import Settings
+from temporal import RecurrenceSet, Walk, parse_date_value
 
 # Dates inside the generator's span (2024-2026): a weekday, its week, and a month.
 DAY = "2025-03-12"
+RULES = {"weekly_mo_th": "FREQ=WEEKLY;BYDAY=MO,TH", "daily": "FREQ=DAILY"}
+_NESTED = "{ status { coverage { " + "issues { " * 200 + "code" + " }" * 200 + " } } }"
+# Hostile request bodies (tests/api/test_errors.py's corpus): each refused by one limit, and a
+# large document within every limit for comparison.
+HOSTILE = {
+    "token_bomb": json.dumps({"query": "{ " + " ".join(["__typename"] * 5000) + " }"}),
+    "depth_bomb": json.dumps({"query": _NESTED}),
+    "deep_json_5000": "[" * 5000 + "]" * 5000,
+    "body_1mb": '{"query": "' + " " * 1_000_000 + '"}',
+    "body_50kb_within_limits": json.dumps({"query": "{ status { recordCount } }" + " " * 50_000}),
+}
 
 
 def queries(hub: str) -> dict[str, str]:
@@ -87,6 +104,8 @@ def measure(vault: Path, state: Path, runs: int) -> dict[str, Any]:
             " GROUP BY t.resolved_path ORDER BY c DESC LIMIT 1"
         ).fetchone()
     out["hub"], out["hub_direct_references"] = hub, refs
+    for name, rule in RULES.items():
+        out[f"recurrence_first_2000_{name}"] = _first_2000(rule, runs)
     schema = build_schema()
     port = _free_port()
     server = subprocess.Popen(
@@ -111,6 +130,10 @@ def measure(vault: Path, state: Path, runs: int) -> dict[str, Any]:
                 "in_process_ms": round(local_ms, 2),
                 "http_ms": round(http_ms, 2),
             }
+        for name, body in HOSTILE.items():
+            status = _send(port, body)
+            http_ms = floors.median(functools.partial(_send, port, body), runs) * 1000
+            out[f"hostile_{name}"] = {"status": status, "http_ms": round(http_ms, 2)}
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -126,6 +149,29 @@ def _in_process(services: Services, schema: Any, query: str) -> None:
     finally:
         context.close()
     assert result.errors is None, result.errors
+
+
+def _first_2000(rule: str, runs: int) -> dict[str, Any]:
+    """The first 2,000 occurrences of `rule` from a Berlin anchor: median ms, steps taken."""
+    anchor = parse_date_value("2026-01-05T10:00", tz="Europe/Berlin")
+    recurrence = RecurrenceSet.of(anchor=anchor, rule=rule, tz="Europe/Berlin")
+    walk = Walk()
+    found, _ = recurrence.first(2000, walk=walk)
+    ms = floors.median(functools.partial(recurrence.first, 2000), runs) * 1000
+    return {"found": len(found), "steps": walk.steps, "ms": round(ms, 2)}
+
+
+def _send(port: int, body: str) -> int:
+    """POST a raw JSON body on a connection of its own (a refusal may leave the rest of the
+    body unread); the HTTP status: a refusal is the expected answer."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        conn.request("POST", "/graphql", body.encode(), {"Content-Type": "application/json"})
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        conn.close()
 
 
 def _free_port() -> int:
