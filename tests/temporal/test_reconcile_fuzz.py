@@ -15,6 +15,13 @@ A family picks what the notes collide on:
   links, embeds and `entities` (fuzz3.py); `scoped` is the same with a `t/` scope.
 - `copies`: Syncthing conflict copies appearing, diverging (withdrawn) and being resolved,
   renames, and names and file names written in NFC and NFD, in two scopes.
+- `guards`: six ids, each in two files, withdrawn, superseded, reinstated (with a
+  `reinstated_at` a second or a day before, equal to or after the guard's time), withdrawn
+  again, deleted, re-created and restored from stale copies. Copying the safeguards into the
+  rebuild would let a wrong guard rule agree with itself, so this family is checked against
+  `GuardModel` instead: a model of the rule (README, "Resurrection guard") fed only the edits,
+  which says which notes are eligible, which are `resurrection_blocked` or `duplicate_id`,
+  and what `guards` and `seen` hold; the rebuild starts from the model's safeguards.
 
 A mode picks how the reconciler hears of a step: `scan` (full scans), `watch` (only the
 changed paths, like the watcher) or `restart` (the store and reconciler are reopened before
@@ -26,14 +33,18 @@ The default run takes a few seeds of each; `-m soak` runs many more.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import json
 import os
 import random
+import shutil
 import sqlite3
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
@@ -41,7 +52,7 @@ from typing import Literal
 import pytest
 
 import temporal
-from tests.temporal.test_reconcile import NOW, clean_rebuild, dump
+from tests.temporal.test_reconcile import NOW, dump
 
 Dump = dict[str, list[tuple[object, ...]]]
 Step = Mapping[str, str | None]
@@ -72,6 +83,7 @@ class Family:
 
     draw: Callable[[random.Random], Case]
     config: temporal.VaultConfig = field(default_factory=temporal.VaultConfig)
+    modelled: bool = False  # checked against GuardModel, not against copied safeguards
 
 
 def frontmatter(lines: list[str], body: str = "") -> str:
@@ -215,11 +227,256 @@ def draw_copies(rng: random.Random) -> Case:
     return Case(initial, tuple(steps))
 
 
+# -- the resurrection guard, modelled from the edits alone --------------------------------
+
+SECOND = 1_000_000
+GUARD_PATHS = {i: (f"{i}.md", f"old/{i}.md") for i in "abcdef"}  # an id: home, copy
+SUCCESSOR = "---\nid: z\ntype: person\n---\n"  # z.md, what superseded notes name: always there
+
+
+def step_time(step: int) -> int:
+    """A session's clock: the initial reconcile is step 0, then one second a step."""
+    return NOW + step * SECOND
+
+
+def iso(us: int) -> str:
+    return datetime.fromtimestamp(us // SECOND, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def instant_us(text: str) -> int:
+    """An ISO instant with its zone, or a date read as midnight UTC (the `guards` dates are a
+    day or more from every guard, so the zone a date is read in cannot change an order)."""
+    if "T" in text:
+        moment = datetime.fromisoformat(text)
+    else:
+        moment = datetime.combine(date.fromisoformat(text), datetime.min.time(), UTC)
+    return int(moment.timestamp()) * SECOND
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """What the model reads of a `guards` note, from its text as the generator wrote it."""
+
+    id: str
+    lifecycle: str
+    reinstated_us: int | None
+    revision: str  # SHA-256 of the file's bytes
+
+
+def read_version(text: str) -> Version:
+    head = text.split("---\n")[1]
+    fields = dict(line.split(": ", 1) for line in head.splitlines())
+    reinstated = fields.get("reinstated_at")
+    return Version(
+        fields["id"],
+        fields.get("lifecycle", "active"),
+        None if reinstated is None else instant_us(reinstated),
+        hashlib.sha256(text.encode()).hexdigest(),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    lifecycle: str
+    seen_at: int
+    hashes: frozenset[str]
+
+
+class GuardModel:
+    """The resurrection guard as the README states it, fed the edits one reconcile at a time.
+
+    - Seeing an id withdrawn or superseded makes a guard at the reconcile's clock, covering
+      every content seen for the id so far. An id that has a guard keeps it (and its time); the
+      guard covers the new content too. Withdrawing again while a reinstated copy is served
+      (active and eligible) starts a new guard.
+    - An active note whose id has a guard is `resurrection_blocked` when its content is one the
+      guard covers, or when it has no `reinstated_at` later than the guard's time.
+    - Two notes of one id that are not withdrawn are both `duplicate_id`. A note is eligible
+      when it is not withdrawn, blocked or a duplicate (these notes reference nothing else).
+    """
+
+    def __init__(self) -> None:
+        self.files: dict[str, Version] = {}
+        self.guards: dict[str, Guard] = {}
+        self.seen: set[tuple[str, str]] = set()
+        self.served: set[str] = set()  # ids with an eligible active note after the last reconcile
+        self.existed: set[str] = set()  # paths that have had a file
+        self.cases: Counter[str] = Counter()  # what the edits exercised (see GUARD_CASES)
+
+    def reconcile(self, files: Step, now_us: int) -> None:
+        """One reconcile at `now_us` after these edits (path -> text, None when deleted)."""
+        taken: dict[str, Version] = {}
+        for path, text in sorted(files.items()):
+            old = self.files.get(path)
+            if text is None:
+                if old is not None:
+                    del self.files[path]
+                    self.cases["deleted"] += 1
+                continue
+            new = read_version(text)
+            if new == old:
+                continue  # the same bytes: nothing new to read
+            if old is None and path in self.existed:
+                self.cases["re-created"] += 1
+            self.files[path] = taken[path] = new
+            self.existed.add(path)
+            self.seen.add((new.id, new.revision))
+        for new in (taken[path] for path in sorted(taken)):
+            if new.lifecycle == "active":
+                continue
+            guard = self.guards.get(new.id)
+            if guard is None or new.id in self.served:
+                self.cases["a new guard after a reinstatement" if guard else "a first guard"] += 1
+                covered = frozenset(rev for seen_id, rev in self.seen if seen_id == new.id)
+                self.guards[new.id] = Guard(new.lifecycle, now_us, covered)
+            else:
+                self.cases["a guard kept"] += 1
+                hashes = guard.hashes | {new.revision}
+                self.guards[new.id] = Guard(new.lifecycle, guard.seen_at, hashes)
+        for new in taken.values():
+            guard = self.guards.get(new.id)
+            if new.lifecycle == "active" and guard is not None:
+                self.cases[f"active under a guard: {reinstatement(new, guard)}"] += 1
+        self.served = {
+            v.id for p, v in self.files.items() if v.lifecycle == "active" and self.eligible(p)
+        }
+
+    def blocked(self, path: str) -> bool:
+        version = self.files[path]
+        guard = self.guards.get(version.id)
+        return (
+            version.lifecycle == "active"
+            and guard is not None
+            and reinstatement(version, guard) != "reinstated after it"
+        )
+
+    def duplicate(self, path: str) -> bool:
+        version = self.files[path]
+        listed = [
+            v for v in self.files.values() if v.id == version.id and v.lifecycle != "withdrawn"
+        ]
+        return version.lifecycle != "withdrawn" and len(listed) > 1
+
+    def eligible(self, path: str) -> bool:
+        withdrawn = self.files[path].lifecycle == "withdrawn"
+        return not (withdrawn or self.blocked(path) or self.duplicate(path))
+
+    def expected(self) -> Dump:
+        """What the state database must hold: eligibility, issues and safeguards."""
+        issues: list[tuple[object, ...]] = [
+            (p, "duplicate_id") for p in self.files if self.duplicate(p)
+        ]
+        issues += [(p, "resurrection_blocked") for p in self.files if self.blocked(p)]
+        return {
+            "eligible": [(p, int(self.eligible(p))) for p in self.files],
+            "issues": issues,
+            "guards": [
+                (i, g.lifecycle, g.seen_at, json.dumps(sorted(g.hashes)))
+                for i, g in self.guards.items()
+            ],
+            "seen": [*self.seen],
+        }
+
+
+MODELLED = {
+    "eligible": "SELECT path, eligible FROM notes",
+    "issues": "SELECT path, code FROM issues",
+    "guards": "SELECT * FROM guards",
+    "seen": "SELECT * FROM seen",
+}
+
+
+def reinstatement(version: Version, guard: Guard) -> str:
+    """How an active version stands to its id's guard."""
+    if version.revision in guard.hashes:
+        return "content the guard covers"
+    if version.reinstated_us is None:
+        return "no reinstated_at"
+    if version.reinstated_us < guard.seen_at:
+        return "reinstated before it"
+    if version.reinstated_us == guard.seen_at:
+        return "reinstated at its time"
+    return "reinstated after it"
+
+
+GUARD_CASES = (
+    "a first guard",
+    "a guard kept",
+    "a new guard after a reinstatement",
+    "active under a guard: content the guard covers",
+    "active under a guard: no reinstated_at",
+    "active under a guard: reinstated before it",
+    "active under a guard: reinstated at its time",
+    "active under a guard: reinstated after it",
+    "deleted",
+    "re-created",
+)
+
+
+def draw_guards(rng: random.Random) -> Case:
+    """Withdrawals, reinstatements around the guards' times (which a model of the rule tells),
+    second withdrawals, stale copies restored, deletions and re-creations of six ids."""
+    model = GuardModel()
+    numbers = itertools.count()
+    written: dict[str, list[str]] = {note_id: [] for note_id in GUARD_PATHS}
+
+    def version(note_id: str, lifecycle: str, reinstated: str | None = None) -> str:
+        lines = [f"id: {note_id}", "type: person", f"lifecycle: {lifecycle}"]
+        if lifecycle == "superseded":
+            lines.append("superseded_by: z")
+        if reinstated is not None:
+            lines.append(f"reinstated_at: {reinstated}")
+        text = frontmatter(lines, f"Version {next(numbers)} of {note_id}.")
+        written[note_id].append(text)
+        return text
+
+    def edit(note_id: str, there: str | None) -> str | None:
+        """Mostly the rule's next move: withdraw a served id, try to bring back a blocked one."""
+        guard, roll = model.guards.get(note_id), rng.random()
+        if guard is None or note_id in model.served:
+            if roll < 0.5:
+                return version(note_id, "withdrawn")
+            if roll < 0.65:
+                return version(note_id, "superseded")
+            return version(note_id, "active") if roll < 0.8 else None
+        at = guard.seen_at
+        if roll < 0.17:
+            return version(note_id, "active", rng.choice([iso(at - SECOND), "2027-01-14"]))
+        if roll < 0.34:
+            return version(note_id, "active", iso(at))
+        if roll < 0.51:
+            return version(note_id, "active", rng.choice([iso(at + SECOND), "2027-01-16"]))
+        if roll < 0.66:  # a sync tool restores a stale copy, active if there is one
+            stale = [t for t in written[note_id] if t != there and "lifecycle: active" in t]
+            return rng.choice(stale or written[note_id])
+        if roll < 0.74:
+            return version(note_id, "active")
+        return version(note_id, "withdrawn") if roll < 0.88 else None
+
+    initial = {"z.md": SUCCESSOR}
+    for note_id, (home, _) in GUARD_PATHS.items():
+        initial[home] = version(note_id, "active" if rng.random() < 0.6 else "withdrawn")
+    model.reconcile(initial, step_time(0))
+    vault: dict[str, str | None] = dict(initial)
+    steps = []
+    for number in range(1, rng.randint(6, 9)):
+        step: dict[str, str | None] = {}
+        for note_id in [i for i in GUARD_PATHS if rng.random() < 0.7] or ["a"]:
+            home, copy = GUARD_PATHS[note_id]
+            path = home if rng.random() < 0.85 else copy
+            step[path] = edit(note_id, vault.get(path))
+        vault.update(step)
+        model.reconcile(step, step_time(number))
+        steps.append(step)
+    return Case(initial, tuple(steps))
+
+
 FAMILIES = {
     "collide": Family(draw_collide),
     "tangle": Family(draw_tangle),
     "scoped": Family(draw_tangle, temporal.VaultConfig(scopes=MappingProxyType({"tx": "t/"}))),
     "copies": Family(draw_copies, temporal.VaultConfig(scopes=MappingProxyType({"tx": "t/"}))),
+    "guards": Family(draw_guards, modelled=True),
 }
 
 
@@ -251,17 +508,34 @@ def canonical(tables: Dump) -> Dump:
     return {**tables, "digests": digests}
 
 
-def rebuild(root: Path, tmp_path: Path, state: Path, config: temporal.VaultConfig) -> Dump:
-    """`clean_rebuild` of test_reconcile, with this configuration when it is not the default."""
-    if config == temporal.VaultConfig():
-        return canonical(clean_rebuild(root, tmp_path, state))
-    db = tmp_path / "clean.db"
+def rebuild(
+    root: Path,
+    tmp_path: Path,
+    state: Path,
+    config: temporal.VaultConfig,
+    model: GuardModel | None = None,
+) -> Dump:
+    """`clean_rebuild` of test_reconcile, with this configuration, from the model's safeguards
+    when there is a model (else from copies of the state's).
+
+    The new database is a copy of an empty one made once a test: making the schema costs
+    more than the rest of a rebuild of these small vaults.
+    """
     fingerprint = config.fingerprint(temporal.FINGERPRINT)
-    temporal.Store.open(db, fingerprint=fingerprint).close()
+    empty = tmp_path / "empty.db"
+    if not empty.exists():
+        temporal.Store.open(empty, fingerprint=fingerprint).close()
+    db = tmp_path / "clean.db"
+    shutil.copyfile(empty, db)
     with sqlite3.connect(db) as conn:
-        conn.execute("ATTACH DATABASE ? AS old", (str(state),))
-        conn.execute("INSERT INTO guards SELECT * FROM old.guards")
-        conn.execute("INSERT INTO seen SELECT * FROM old.seen")
+        if model is None:
+            conn.execute("ATTACH DATABASE ? AS old", (str(state),))
+            conn.execute("INSERT INTO guards SELECT * FROM old.guards")
+            conn.execute("INSERT INTO seen SELECT * FROM old.seen")
+        else:
+            safeguards = model.expected()
+            conn.executemany("INSERT INTO guards VALUES (?, ?, ?, ?)", safeguards["guards"])
+            conn.executemany("INSERT INTO seen VALUES (?, ?)", safeguards["seen"])
     conn.close()
     store = temporal.Store.open(db, fingerprint=fingerprint)
     try:
@@ -285,11 +559,18 @@ def mismatch(got: Dump, want: Dump) -> list[str]:
 
 
 class Session:
-    """A vault, its state database and one reconciler, checked against a clean rebuild."""
+    """A vault, its state database and one reconciler, checked against a clean rebuild (and
+    against the guard model, when given one)."""
 
-    def __init__(self, tmp_path: Path, config: temporal.VaultConfig | None = None) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        config: temporal.VaultConfig | None = None,
+        model: GuardModel | None = None,
+    ) -> None:
         self.tmp_path = tmp_path
         self.config = config or temporal.VaultConfig()
+        self.model = model
         self.root = tmp_path / "vault"
         self.db = tmp_path / "state.db"
         self.steps = 0
@@ -301,7 +582,9 @@ class Session:
     def start(self, files: Step) -> None:
         """Write the initial vault and reconcile it."""
         write_files(self.root, files, self._clock)
-        self.reconciler.reconcile(now_us=NOW)
+        self.reconciler.reconcile(now_us=step_time(0))
+        if self.model is not None:
+            self.model.reconcile(files, step_time(0))
         self.check("initial reconcile")
 
     def step(self, files: Step, mode: Mode) -> None:
@@ -312,7 +595,9 @@ class Session:
         if mode == "restart":
             self.restart()
         paths = sorted(files) if watch else None
-        self.reconciler.reconcile(now_us=NOW + self.steps * 1_000_000, paths=paths)
+        self.reconciler.reconcile(now_us=step_time(self.steps), paths=paths)
+        if self.model is not None:
+            self.model.reconcile(files, step_time(self.steps))
         self.check(f"step {self.steps} ({mode}, {sorted(files)})")
 
     def restart(self) -> None:
@@ -322,7 +607,11 @@ class Session:
         self.reconciler = temporal.Reconciler(self.store, self.root, self.config)
 
     def check(self, label: str) -> None:
-        clean = rebuild(self.root, self.tmp_path, self.db, self.config)
+        if self.model is not None:
+            got = {table: self.rows(sql) for table, sql in MODELLED.items()}
+            lines = mismatch(got, self.model.expected())
+            assert not lines, f"{label}: state differs from the guard model\n" + "\n".join(lines)
+        clean = rebuild(self.root, self.tmp_path, self.db, self.config, self.model)
         lines = mismatch(projections(self.db), clean)
         assert not lines, f"{label}: state differs from a clean rebuild\n" + "\n".join(lines)
 
@@ -336,8 +625,10 @@ class Session:
 
 
 @contextlib.contextmanager
-def session_of(tmp_path: Path, config: temporal.VaultConfig | None = None) -> Iterator[Session]:
-    session = Session(tmp_path, config)
+def session_of(
+    tmp_path: Path, config: temporal.VaultConfig | None = None, model: GuardModel | None = None
+) -> Iterator[Session]:
+    session = Session(tmp_path, config, model)
     try:
         yield session
     finally:
@@ -366,10 +657,30 @@ def test_random_edits_match_clean_rebuild(
 ) -> None:
     chosen = FAMILIES[family]
     case = chosen.draw(random.Random(seed))
-    with session_of(tmp_path, chosen.config) as session:
+    model = GuardModel() if chosen.modelled else None
+    with session_of(tmp_path, chosen.config, model) as session:
         session.start(case.initial)
         for step in case.steps:
             session.step(step, mode)
+
+
+def drawn_guard_cases(seeds: range) -> Counter[str]:
+    """The guard cases the `guards` family draws for these seeds, counted by a fresh model."""
+    found: Counter[str] = Counter()
+    for seed in seeds:
+        case = draw_guards(random.Random(seed))
+        model = GuardModel()
+        for number, step in enumerate((case.initial, *case.steps)):
+            model.reconcile(step, step_time(number))
+        found += model.cases
+    return found
+
+
+def test_the_guards_family_draws_every_case_of_the_rule() -> None:
+    """The default seeds alone must exercise every case, a few times each (they run in three
+    modes); the model counts what the edits did, whatever the generator meant them to do."""
+    found = drawn_guard_cases(DEFAULT_SEEDS)
+    assert {case: found[case] for case in GUARD_CASES if found[case] < 2} == {}
 
 
 # -- regressions: scenarios that once broke the reconciler ---------------------------------
