@@ -549,12 +549,15 @@ def rebuild(
             leftover.unlink()
 
 
-def mismatch(got: Dump, want: Dump) -> list[str]:
+def mismatch(got: Dump, want: Dump, wanted_by: str = "clean") -> list[str]:
     lines = []
     for table in want:
         have, need = set(map(repr, got[table])), set(map(repr, want[table]))
         lines += [f"{table} incremental only: {row}" for row in sorted(have - need)]
-        lines += [f"{table} clean only:       {row}" for row in sorted(need - have)]
+        lines += [
+            f"{table} {wanted_by} only:".ljust(len(table) + 18) + f" {row}"
+            for row in sorted(need - have)
+        ]
     return lines
 
 
@@ -609,7 +612,7 @@ class Session:
     def check(self, label: str) -> None:
         if self.model is not None:
             got = {table: self.rows(sql) for table, sql in MODELLED.items()}
-            lines = mismatch(got, self.model.expected())
+            lines = mismatch(got, self.model.expected(), "model")
             assert not lines, f"{label}: state differs from the guard model\n" + "\n".join(lines)
         clean = rebuild(self.root, self.tmp_path, self.db, self.config, self.model)
         lines = mismatch(projections(self.db), clean)
