@@ -1,11 +1,13 @@
 """A mixed load against a real `almanac serve`: keep-alive clients, one note edited every second.
 
     python bench/load.py [--notes 2000] [--clients 16] [--seconds 60] [--warmup 10] [--vault DIR]
+        [--hubs-every N]
 
 Starts `python -m api serve` over a generated vault (or `--vault`), then `--clients` threads,
 each with one keep-alive connection, send timelines, chronicle days, graph walks and lookups
 in turn while another thread rewrites one note a second (the five most referenced first, so
-the largest reconciles fall in the warm-up). Prints one JSON object: requests/s,
+the largest reconciles fall in the warm-up; `--hubs-every N`: again every N edits, for
+short runs that repeat them at known times). Prints one JSON object: requests/s,
 p50/p95/p99 per query kind, failures (any non-200 or GraphQL error), the server's CPU time per
 request (the clients share the machine's cores: requests/s alone mixes in their cost), and its
 resident memory sampled every second, with its growth from the end of `--warmup` to the end.
@@ -103,6 +105,7 @@ def run(
     seconds: float,
     warmup: float,
     config: Path | None = None,
+    hubs_every: int = 0,
 ) -> dict[str, Any]:
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
@@ -114,14 +117,29 @@ def run(
             [*command, "--port", str(port)], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT
         )
         try:
-            return _drive(base, server.pid, vault, clients=clients, seconds=seconds, warmup=warmup)
+            return _drive(
+                base,
+                server.pid,
+                vault,
+                clients=clients,
+                seconds=seconds,
+                warmup=warmup,
+                hubs_every=hubs_every,
+            )
         finally:
             server.terminate()
             server.wait(timeout=30)
 
 
 def _drive(
-    base: str, pid: int, vault: Path, *, clients: int, seconds: float, warmup: float
+    base: str,
+    pid: int,
+    vault: Path,
+    *,
+    clients: int,
+    seconds: float,
+    warmup: float,
+    hubs_every: int,
 ) -> dict[str, Any]:
     started = time.monotonic()
     while True:
@@ -186,7 +204,8 @@ def _drive(
         pick = random.Random(99)
         count = 0
         while not stop.wait(1.0):
-            note = hubs[count] if count < len(hubs) else pick.choice(notes)
+            turn = count % hubs_every if hubs_every else count
+            note = hubs[turn] if turn < len(hubs) else pick.choice(notes)
             text = note.read_text(encoding="utf-8")
             note.write_text(text.rstrip("\n") + f"\nEdited {count}.\n", encoding="utf-8")
             count += 1
@@ -260,6 +279,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--warmup", type=float, default=10.0)
     parser.add_argument("--config", type=Path, help="the server's TOML configuration")
+    parser.add_argument(
+        "--hubs-every",
+        type=int,
+        default=0,
+        help="edit the five hubs again every N edits (0: only first)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         vault = args.vault
@@ -274,6 +299,7 @@ def main() -> None:
             seconds=args.seconds,
             warmup=args.warmup,
             config=args.config,
+            hubs_every=args.hubs_every,
         )
     print(json.dumps(result), flush=True)
 
