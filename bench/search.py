@@ -31,7 +31,7 @@ from starlette.testclient import TestClient
 import temporal
 from api.app import create_app
 from api.settings import Settings
-from temporal.tables import SEARCH_FILL, SEARCH_KEYS_FILL
+from temporal.tables import SEARCH_KEYS_FILL, search_fill, search_table
 
 # The generator's sentences draw on one small vocabulary, so these words are in most notes:
 # the worst case (every match is scored and sorted). Names are rare.
@@ -75,7 +75,7 @@ def measure(vault: Path, state: Path, notes: int, runs: int) -> dict[str, object
             out[f"{name}_fts_floor_ms"] = 1000 * floors.median(floor, runs, warm=True)
     start = time.perf_counter()
     with store.write() as conn:
-        for statement in (*SEARCH_FILL, *SEARCH_KEYS_FILL):
+        for statement in (*search_fill("default"), *SEARCH_KEYS_FILL):
             conn.execute(statement)
     out["fts_rebuild_s"] = time.perf_counter() - start
     store.close()
@@ -105,7 +105,10 @@ def _search(reader: temporal.Reader, query: str) -> temporal.SearchPage:
 
 def _fts_floor(conn: sqlite3.Connection, query: str) -> list[object]:
     expression = " AND ".join(f'"{t}"' for t in temporal.search_tokens(query))
-    sql = "SELECT rowid FROM search WHERE search MATCH ? ORDER BY bm25(search, 8, 6, 1) LIMIT 20"
+    table = search_table("default")  # the vault's one scope
+    sql = (
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY bm25({table}, 8, 6, 1) LIMIT 20"
+    )
     return conn.execute(sql, (expression,)).fetchall()
 
 

@@ -465,6 +465,7 @@ class ChangeSet:
         go in; meanwhile this works out the next rows without touching the connection.
         """
         removed = [p for p, _ in self._undo]
+        bulk.scopes({self.entries[p].scope for p in self.notes})
         if self.first_load:
             # Every row to replace is of a file taken. The notes go in before `run`, with the
             # eligibility they have unless their references say otherwise, so that their

@@ -5,6 +5,11 @@ index, the notes it ranks and the filters of the inventory), and only the
 `temporal` store modules hold SQL. It reuses the inventory's filter, so a
 search and `records` agree on what a filter keeps.
 
+Each scope has its own FTS5 index (`search_table`), so BM25's corpus statistics
+(IDF, average lengths) of a hit come from the notes of its scope alone: what
+another scope holds never moves a score (SPEC section 1). A search over several
+scopes ranks within each and merges by score, then record id, then scope.
+
 The user's text is never FTS5 syntax. It is cut into tokens by the index's
 own tokenizer (unicode61, diacritics removed, case folded), and the MATCH
 expression is built here from those tokens, each quoted: `NEAR`, `*`, `^`,
@@ -22,7 +27,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from temporal.records import LifecycleFilter, Locator, RecordKind, RecordRef
-from temporal.store import Reader, RecordFilter
+from temporal.store import Reader, RecordFilter, marks
+from temporal.tables import search_table
 from vault import InvalidInput
 
 __all__ = [
@@ -149,7 +155,8 @@ def search_records(
 
     Direct hits are ordered by BM25 score (higher is better), then record id, then scope.
     The filter and scopes decide every hit and the total; BM25's corpus statistics (IDF,
-    average length) are FTS5's, over every indexed note (see README). An ACTIVE
+    average length) are those of each hit's scope, over every indexed note of that scope
+    (see README). An ACTIVE
     search that matches superseded records adds, after every direct hit, the current record
     each one's `superseded_by` chain reaches (once, in the order of the superseded matches),
     unless the chain reaches a missing, withdrawn or filtered-out record or one already hit.
@@ -163,16 +170,11 @@ def search_records(
     tokens = search_tokens(query)
     distinct = tuple(dict.fromkeys(tokens))
     expression = _expression(tokens if mode is MatchMode.PHRASE else distinct, mode)
-    where, params = reader._filter(flt, scopes)
-    # `n` is search_keys: the filter's columns of notes, without the wide rows.
-    base = (
-        "FROM search CROSS JOIN search_keys n ON n.rowid = search.rowid"
-        f" WHERE search MATCH ? AND {where}"
-    )
-    total = int(reader.run(f"SELECT count(*) {base}", [expression, *params]).fetchone()[0])
+    parts = _parts(reader, flt, scopes, expression)
+    total = sum(int(reader.run(f"SELECT count(*) {p.base}", p.params).fetchone()[0]) for p in parts)
     rows: list[_Row] = []
     if offset < total:
-        rows = _rows(reader, base, [expression, *params], limit=first, offset=offset)
+        rows = _rows(reader, parts, limit=first, offset=offset)
     vias: list[tuple[_Row, _Row]] = []
     if flt.lifecycle is LifecycleFilter.ACTIVE:
         vias = _replacements(reader, expression, flt, scopes)
@@ -184,7 +186,7 @@ def search_records(
             record=new.ref,
             scope=new.scope,
             score=None,
-            matches=_matched(reader, [old.rowid], mode, distinct)[old.rowid],
+            matches=_matched(reader, [old], mode, distinct)[old.rowid],
             snippet=_snippet(_bodies(reader, [new.rowid])[new.rowid], None, new.body_line),
             via=old.ref,
             locator=new.locator,
@@ -192,6 +194,50 @@ def search_records(
         for old, new in later
     ]
     return SearchPage(tuple(hits), total)
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """The matches of one scope: `FROM ... WHERE ...` over its index and `search_keys`."""
+
+    table: str
+    base: str
+    params: list[object]
+
+
+def _parts(
+    reader: Reader,
+    flt: RecordFilter,
+    scopes: Sequence[str],
+    expression: str,
+    *,
+    keys_first: bool = False,
+) -> list[_Part]:
+    """One part per readable scope of the filter that has an index (a note), in scope order.
+
+    Args:
+        keys_first: Start from `search_keys` (few rows pass the filter) rather than the index.
+    """
+    chosen = [s for s in scopes if flt.scope is None or s == flt.scope]
+    sql = f"SELECT scope FROM search_scopes WHERE scope IN ({marks(chosen)}) ORDER BY scope"
+    parts = []
+    for (scope,) in reader.run(sql, chosen).fetchall():
+        table = search_table(scope)
+        where, params = reader._filter(flt, [scope])
+        # `n` is search_keys: the filter's columns of notes, without the wide rows.
+        if keys_first:
+            base = (
+                f"FROM search_keys n CROSS JOIN {table} ON {table}.rowid = n.rowid"
+                f" WHERE {where} AND {table} MATCH ?"
+            )
+            parts.append(_Part(table, base, [*params, expression]))
+        else:
+            base = (
+                f"FROM {table} CROSS JOIN search_keys n ON n.rowid = {table}.rowid"
+                f" WHERE {table} MATCH ? AND {where}"
+            )
+            parts.append(_Part(table, base, [expression, *params]))
+    return parts
 
 
 def _expression(tokens: Sequence[str], mode: MatchMode) -> str:
@@ -223,15 +269,21 @@ def _row(values: Sequence[object], score: float | None) -> _Row:
     )
 
 
-def _rows(
-    reader: Reader, base: str, params: Sequence[object], *, limit: int, offset: int
-) -> list[_Row]:
+def _rows(reader: Reader, parts: Sequence[_Part], *, limit: int, offset: int) -> list[_Row]:
+    """A page of the parts' matches: each scored in its scope, merged by score, id, scope."""
+    if not parts:
+        return []
     # bm25() is lower-is-better; the score shown is its negation, so higher is better.
-    sql = (
-        f"SELECT n.rowid, -bm25(search, {_WEIGHTS}) AS score {base}"
-        " ORDER BY score DESC, n.id, n.scope LIMIT ? OFFSET ?"
-    )
-    scored = reader.run(sql, [*params, limit, offset]).fetchall()
+    selects = [
+        f"SELECT n.rowid, -bm25({p.table}, {_WEIGHTS}) AS score, n.id AS id, n.scope AS scope"
+        f" {p.base}"
+        for p in parts
+    ]
+    # One scope sorts by the columns themselves; a compound by its result columns.
+    order = "n.id, n.scope" if len(parts) == 1 else "id, scope"
+    sql = " UNION ALL ".join(selects) + f" ORDER BY score DESC, {order} LIMIT ? OFFSET ?"
+    params = [value for p in parts for value in p.params]
+    scored = [(r[0], r[1]) for r in reader.run(sql, [*params, limit, offset])]
     if not scored:
         return []
     details = f"SELECT {_COLUMNS} FROM notes n WHERE n.rowid IN ({','.join('?' * len(scored))})"
@@ -247,15 +299,11 @@ def _replacements(
     where, params = reader._filter(old_flt, scopes)
     # Superseded records are few: start from them (notes_live) and ask the index about each,
     # rather than walk every match of a common word.
-    base = (
-        "FROM search_keys n CROSS JOIN search ON search.rowid = n.rowid"
-        f" WHERE {where} AND search MATCH ?"
-    )
-    matched = _rows(reader, base, [*params, expression], limit=-1, offset=0)
+    parts = _parts(reader, old_flt, scopes, expression, keys_first=True)
+    matched = _rows(reader, parts, limit=-1, offset=0)
     if not matched:
         return []
     direct_where, direct_params = reader._filter(flt, scopes)
-    hit_sql = "SELECT 1 FROM search WHERE search MATCH ? AND rowid = ?"
     keep_sql = f"SELECT {_COLUMNS} FROM notes n WHERE n.path = ? AND {direct_where}"
     pass_sql = f"SELECT 1 FROM notes n WHERE n.path = ? AND {where}"
     step_sql = (
@@ -284,6 +332,8 @@ def _replacements(
         if row is None:
             continue  # filtered out, or outside the scopes
         new = _row(row, None)
+        table = search_table(new.scope)
+        hit_sql = f"SELECT 1 FROM {table} WHERE {table} MATCH ? AND rowid = ?"
         if reader.run(hit_sql, [expression, new.rowid]).fetchone() is not None:
             continue  # already a direct hit
         seen.add(current)
@@ -312,12 +362,13 @@ def _hits(
     )
     marked: dict[int, str] = {}
     if opening:
-        sql = (
-            "SELECT rowid, highlight(search, 2, ?, ?) FROM search"
-            f" WHERE search MATCH ? AND rowid IN ({','.join('?' * len(ids))})"
-        )
-        marked = dict(reader.run(sql, [opening, closing, expression, *ids]).fetchall())
-    matched = _matched(reader, ids, mode, tokens)
+        for table, rowids in _by_table(rows).items():
+            sql = (
+                f"SELECT rowid, highlight({table}, 2, ?, ?) FROM {table}"
+                f" WHERE {table} MATCH ? AND rowid IN ({','.join('?' * len(rowids))})"
+            )
+            marked.update(reader.run(sql, [opening, closing, expression, *rowids]).fetchall())
+    matched = _matched(reader, rows, mode, tokens)
     out = []
     for row in rows:
         body = bodies[row.rowid]
@@ -342,20 +393,29 @@ def _bodies(reader: Reader, rowids: Sequence[int]) -> dict[int, str]:
 
 
 def _matched(
-    reader: Reader, rowids: Sequence[int], mode: MatchMode, tokens: tuple[str, ...]
+    reader: Reader, rows: Sequence[_Row], mode: MatchMode, tokens: tuple[str, ...]
 ) -> dict[int, tuple[str, ...]]:
     """The query tokens each record holds (title, aliases or body)."""
     if mode is not MatchMode.ANY:
-        return {r: tokens for r in rowids}  # every token matched, or the record is no hit
-    found: dict[int, list[str]] = {r: [] for r in rowids}
-    sql = (
-        "SELECT rowid FROM search WHERE search MATCH ?"
-        f" AND rowid IN ({','.join('?' * len(rowids))})"
-    )
-    for token in tokens:
-        for (rowid,) in reader.run(sql, [_expression([token], mode), *rowids]):
-            found[rowid].append(token)
+        return {r.rowid: tokens for r in rows}  # every token matched, or the record is no hit
+    found: dict[int, list[str]] = {r.rowid: [] for r in rows}
+    for table, rowids in _by_table(rows).items():
+        sql = (
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ?"
+            f" AND rowid IN ({','.join('?' * len(rowids))})"
+        )
+        for token in tokens:
+            for (rowid,) in reader.run(sql, [_expression([token], mode), *rowids]):
+                found[rowid].append(token)
     return {r: tuple(ts) for r, ts in found.items()}
+
+
+def _by_table(rows: Sequence[_Row]) -> dict[str, list[int]]:
+    """The rows' rowids by the full-text index of their scope."""
+    found: dict[str, list[int]] = {}
+    for row in rows:
+        found.setdefault(search_table(row.scope), []).append(row.rowid)
+    return found
 
 
 def _first_span(marked: str, opening: str, closing: str) -> tuple[int, int] | None:

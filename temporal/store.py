@@ -29,10 +29,13 @@ from temporal.tables import (
     PROJECTION_DDL,
     PROJECTION_INDEXES,
     PROJECTION_TABLES,
-    SEARCH_FILL,
     SEARCH_KEYS_FILL,
     SEARCH_TABLES,
     SEARCH_TRIGGERS,
+    search_fill,
+    search_objects,
+    search_table,
+    search_triggers,
 )
 from vault import IndexUnavailable, InvalidInput, Issue, QueryTooComplex
 
@@ -178,10 +181,11 @@ class Store:
         """
         if not active:
             yield Bulk(conn, active=False)
+            _drop_empty_scopes(conn)
             return
         for statement in PROJECTION_INDEXES:
             conn.execute("DROP INDEX IF EXISTS " + statement.split(" ON ")[0].split()[-1])
-        for name in SEARCH_TRIGGERS:
+        for name in _triggers(conn):
             conn.execute(f"DROP TRIGGER IF EXISTS {name}")
         bulk = Bulk(conn, active=True)
         try:
@@ -191,6 +195,7 @@ class Store:
         except BaseException:
             bulk.stop()
             raise
+        _drop_empty_scopes(conn)
         _create_triggers(conn)
 
     @contextlib.contextmanager
@@ -222,16 +227,22 @@ class Store:
         if "meta" in tables:
             row = self.conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
             current = row[0] if row else None
-        if current == self.fingerprint and {*PROJECTION_TABLES, *SEARCH_TABLES} <= tables:
-            return
+        wanted = {*PROJECTION_TABLES, *SEARCH_TABLES}
+        if current == self.fingerprint and wanted <= tables:
+            scopes = self.conn.execute("SELECT scope FROM search_scopes").fetchall()
+            if {search_table(scope) for (scope,) in scopes} <= tables:
+                return
         with self.write() as conn:
-            # Whatever an older version made of these names (a table or a view) goes; an FTS5
-            # table takes its shadow tables with it.
-            names = {*PROJECTION_TABLES, *SEARCH_TABLES, "edges", "search_text"}
-            for kind, name in conn.execute(
-                "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view')"
-            ).fetchall():
-                if name in names:
+            # Whatever an older version made of these names (a table or a view) goes, and every
+            # full-text index (an FTS5 table takes its shadow tables with it) and its view.
+            names = {*PROJECTION_TABLES, *SEARCH_TABLES, "edges", "search", "search_text"}
+            found = conn.execute(
+                "SELECT type, name, sql FROM sqlite_master WHERE type IN ('table', 'view')"
+                " ORDER BY sql LIKE 'CREATE VIRTUAL TABLE%' DESC"
+            ).fetchall()
+            for kind, name, sql in found:
+                virtual = (sql or "").startswith("CREATE VIRTUAL TABLE")
+                if name in names or virtual or (kind == "view" and name.startswith("search_")):
                     conn.execute(f"DROP {kind.upper()} IF EXISTS {name}")
             for statement in PROJECTION_DDL.split(";"):
                 if statement.strip():
@@ -314,10 +325,26 @@ class Bulk:
         self._active = active
         self._background = Background(conn)
         self._done: set[str] = set()
+        self._scopes: list[str] | None = None  # every scope with a full-text index
+
+    def scopes(self, scopes: Iterable[str]) -> None:
+        """Before notes of these scopes are written: give each scope without one its full-text
+        index (with its triggers, unless a bulk write fills the indexes in one pass)."""
+        conn = self._background.conn
+        known = {scope for (scope,) in conn.execute("SELECT scope FROM search_scopes")}
+        for scope in sorted(set(scopes) - known):
+            for statement in search_objects(scope):
+                conn.execute(statement)
+            conn.execute("INSERT INTO search_scopes VALUES (?)", [scope])
+            if not self._active:
+                for name, body in search_triggers(scope).items():
+                    conn.execute(f"CREATE TRIGGER {name} {body}")
+        self._scopes = sorted(known | set(scopes))
 
     def search(self) -> None:
-        """Every note row is in (eligibility aside): fill the full-text index from them."""
-        self._start("search", SEARCH_FILL)
+        """Every note row is in (eligibility aside): fill each scope's full-text index."""
+        assert self._scopes is not None or not self._active, "scopes() comes first"
+        self._start("search", [s for scope in self._scopes or () for s in search_fill(scope)])
 
     def index(self, *tables: str) -> None:
         """The rows of these tables are final: build their indexes."""
@@ -589,9 +616,30 @@ def _checkpoint(path: Path) -> None:
             conn.close()
 
 
+def _triggers(conn: sqlite3.Connection) -> dict[str, str]:
+    """Every trigger of the full-text indexes: name -> body."""
+    found = dict(SEARCH_TRIGGERS)
+    for (scope,) in conn.execute("SELECT scope FROM search_scopes ORDER BY scope").fetchall():
+        found.update(search_triggers(scope))
+    return found
+
+
 def _create_triggers(conn: sqlite3.Connection) -> None:
-    for name, body in SEARCH_TRIGGERS.items():
+    for name, body in _triggers(conn).items():
         conn.execute(f"CREATE TRIGGER {name} {body}")
+
+
+def _drop_empty_scopes(conn: sqlite3.Connection) -> None:
+    """Drop the full-text index of every scope that holds no note any more (its triggers too)."""
+    for (scope,) in conn.execute("SELECT scope FROM search_scopes ORDER BY scope").fetchall():
+        table = search_table(scope)
+        # A row of the docsize shadow table per indexed note: none left, no note of the scope.
+        if conn.execute(f"SELECT 1 FROM {table}_docsize LIMIT 1").fetchone() is None:
+            for name in search_triggers(scope):
+                conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+            conn.execute(f"DROP TABLE {table}")
+            conn.execute(f"DROP VIEW {table}_text")
+            conn.execute("DELETE FROM search_scopes WHERE scope = ?", [scope])
 
 
 def _connect(path: Path, *, mapped: bool = True) -> sqlite3.Connection:

@@ -17,13 +17,16 @@ __all__ = [
     "PROJECTION_DDL",
     "PROJECTION_INDEXES",
     "PROJECTION_TABLES",
-    "SEARCH_FILL",
     "SEARCH_KEYS_FILL",
     "SEARCH_TABLES",
     "SEARCH_TRIGGERS",
+    "search_fill",
+    "search_objects",
+    "search_table",
+    "search_triggers",
 ]
 
-FINGERPRINT = "almanac-state-16"
+FINGERPRINT = "almanac-state-17"
 
 PROJECTION_TABLES = (
     "files",
@@ -37,8 +40,9 @@ PROJECTION_TABLES = (
     "issues",
     "meta",
 )
-# The full-text index (FTS5, with its shadow tables), apart so its lines merge on their own.
-SEARCH_TABLES = ("search", "search_keys")
+# The full-text index, apart so its lines merge on their own: the scopes that have an FTS5 table
+# (`search_table`, with its shadow tables) and the filter columns of every note.
+SEARCH_TABLES = ("search_keys", "search_scopes")
 
 # The columns of a `spans` row (temporal/spans.py), also those of an `associations` row.
 _SPAN = """
@@ -119,18 +123,11 @@ CREATE TABLE issues (
     record_id TEXT, origin TEXT NOT NULL, scope TEXT NOT NULL
 );
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
--- Full-text search: an external-content FTS5 index over every note row (filters, eligibility and
--- scopes are applied by the query), kept in step by SEARCH_TRIGGERS. Aliases are indexed as
--- their text, one per line, not as the JSON of notes.aliases (whose escapes would tokenise).
--- Rowids are notes' rowids: nothing may VACUUM the state database without SEARCH_FILL.
-CREATE VIEW search_text AS
-SELECT rowid AS rowid, title,
-       (SELECT group_concat(value, char(10)) FROM json_each(aliases)) AS aliases, body
-FROM notes;
-CREATE VIRTUAL TABLE search USING fts5(
-    title, aliases, body, content='search_text', content_rowid='rowid',
-    tokenize='unicode61 remove_diacritics 2'
-);
+-- Full-text search: one external-content FTS5 index per scope (search_objects), so that a scope's
+-- BM25 statistics (IDF, average lengths) come from its own notes alone (SPEC section 1). A scope
+-- gets its index when its first note is written and loses it once it holds no note. This lists
+-- the scopes that have one. Filters and eligibility are applied by the query.
+CREATE TABLE search_scopes (scope TEXT PRIMARY KEY) WITHOUT ROWID;
 -- The columns of notes that search filters and orders by, by notes' rowid: a narrow copy, so
 -- that counting and ranking tens of thousands of matches never reads the wide note rows.
 CREATE TABLE search_keys (
@@ -171,19 +168,11 @@ PROJECTION_INDEXES = (
     "CREATE INDEX issues_scope ON issues (scope, path, line)",
 )
 
-# Kept apart from the DDL (their bodies hold semicolons); a bulk load drops them and fills both
-# tables once (SEARCH_FILL, then SEARCH_KEYS_FILL when eligibility is final), much faster than
-# one index update per inserted row. (FTS5's own 'rebuild' cannot read the search_text view:
-# SQLite refuses json_each inside it.)
+# Kept apart from the DDL (their bodies hold semicolons); a bulk load drops them and fills the
+# tables once (`search_fill` of each scope, then SEARCH_KEYS_FILL when eligibility is final),
+# much faster than one index update per inserted row. (FTS5's own 'rebuild' cannot read the
+# search_text views: SQLite refuses json_each inside it.)
 _ALIASES = "(SELECT group_concat(value, char(10)) FROM json_each({}.aliases))"
-_SEARCH_DELETE = (
-    "INSERT INTO search (search, rowid, title, aliases, body)"
-    f" VALUES ('delete', old.rowid, old.title, {_ALIASES.format('old')}, old.body);"
-)
-_SEARCH_INSERT = (
-    "INSERT INTO search (rowid, title, aliases, body)"
-    f" VALUES (new.rowid, new.title, {_ALIASES.format('new')}, new.body);"
-)
 _KEYS = "rowid, path, id, scope, kind, type, tags, lifecycle, eligible"
 _KEYS_DELETE = "DELETE FROM search_keys WHERE rowid = old.rowid;"
 _KEYS_INSERT = (
@@ -191,28 +180,82 @@ _KEYS_INSERT = (
     " (new.rowid, new.path, new.id, new.scope, new.kind, new.type, new.tags, new.lifecycle,"
     " new.eligible);"
 )
-SEARCH_FILL = (
-    "INSERT INTO search (search) VALUES ('delete-all')",
-    "INSERT INTO search (rowid, title, aliases, body)"
-    f" SELECT rowid, title, {_ALIASES.format('notes')}, body FROM notes",
-)
 SEARCH_KEYS_FILL = (
     "DELETE FROM search_keys",
     f"INSERT INTO search_keys ({_KEYS}) SELECT {_KEYS} FROM notes",
 )
 SEARCH_TRIGGERS = {
-    "search_insert": f"AFTER INSERT ON notes BEGIN {_SEARCH_INSERT} END",
-    "search_delete": f"AFTER DELETE ON notes BEGIN {_SEARCH_DELETE} END",
     "search_keys_insert": f"AFTER INSERT ON notes BEGIN {_KEYS_INSERT} END",
     "search_keys_delete": f"AFTER DELETE ON notes BEGIN {_KEYS_DELETE} END",
     "search_keys_update": (
         "AFTER UPDATE OF path, id, scope, kind, type, tags, lifecycle, eligible ON notes"
         f" BEGIN {_KEYS_DELETE} {_KEYS_INSERT} END"
     ),
-    "search_update": (
-        f"AFTER UPDATE OF title, aliases, body ON notes BEGIN {_SEARCH_DELETE} {_SEARCH_INSERT} END"
-    ),
 }
+
+
+def search_table(scope: str) -> str:
+    """The name of a scope's FTS5 table: the scope's UTF-8 bytes in hex, whatever they are."""
+    return "search_" + scope.encode().hex()
+
+
+def search_objects(scope: str) -> tuple[str, ...]:
+    """The DDL of a scope's full-text index: the view of its notes' texts, and the FTS5 table.
+
+    Aliases are indexed as their text, one per line, not as the JSON of notes.aliases (whose
+    escapes would tokenise). Rowids are notes' rowids: nothing may VACUUM the state database
+    without `search_fill`.
+    """
+    table = search_table(scope)
+    return (
+        f"CREATE VIEW {table}_text AS SELECT rowid AS rowid, title,"
+        f" {_ALIASES.format('notes')} AS aliases, body FROM notes WHERE scope = {_literal(scope)}",
+        f"CREATE VIRTUAL TABLE {table} USING fts5(title, aliases, body, content='{table}_text',"
+        f" content_rowid='rowid', tokenize='unicode61 remove_diacritics 2')",
+    )
+
+
+def search_triggers(scope: str) -> dict[str, str]:
+    """The triggers that keep a scope's full-text index in step with its notes rows."""
+    table, scope_text = search_table(scope), _literal(scope)
+    delete = (
+        f"INSERT INTO {table} ({table}, rowid, title, aliases, body)"
+        f" SELECT 'delete', old.rowid, old.title, {_ALIASES.format('old')}, old.body"
+    )
+    insert = (
+        f"INSERT INTO {table} (rowid, title, aliases, body)"
+        f" SELECT new.rowid, new.title, {_ALIASES.format('new')}, new.body"
+    )
+    return {
+        f"{table}_insert": (
+            f"AFTER INSERT ON notes WHEN new.scope = {scope_text} BEGIN {insert}; END"
+        ),
+        f"{table}_delete": (
+            f"AFTER DELETE ON notes WHEN old.scope = {scope_text} BEGIN {delete}; END"
+        ),
+        f"{table}_update": (
+            f"AFTER UPDATE OF title, aliases, body, scope ON notes"
+            f" WHEN old.scope = {scope_text} OR new.scope = {scope_text}"
+            f" BEGIN {delete} WHERE old.scope = {scope_text};"
+            f" {insert} WHERE new.scope = {scope_text}; END"
+        ),
+    }
+
+
+def search_fill(scope: str) -> tuple[str, ...]:
+    """Statements that fill a scope's full-text index from its notes rows, in one pass."""
+    table = search_table(scope)
+    return (
+        f"INSERT INTO {table} ({table}) VALUES ('delete-all')",
+        f"INSERT INTO {table} (rowid, title, aliases, body)"
+        f" SELECT rowid, title, {_ALIASES.format('notes')}, body FROM notes"
+        f" WHERE scope = {_literal(scope)}",
+    )
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
 
 # The rows of `associations` for the paths of a JSON list: a path is associated with the entities
 # its `entities`, `owner`, `from`, `to` and `subject` resolve to, and with those its eligible

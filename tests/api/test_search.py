@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
 
+from api import Settings, create_app
 from tests.api.helpers import REPLACEMENT, SUPERSEDED, WITHDRAWN, codes, data, gql
 
 SEARCH = """
@@ -201,3 +203,73 @@ def test_search_sees_an_edit_at_once(client: TestClient, demo_vault: Path) -> No
     assert [h["record"]["id"] for h in result["hits"]] == ["topics/zanzibar"]
     (demo_vault / "topics" / "zanzibar.md").unlink()
     assert search(client, "zanzibar")["total"] == 0
+
+
+TOKENS = {"team": "t0ken-team", "private": "t0ken-private", "both": "t0ken-both"}
+
+
+def scoped_settings(tmp_path: Path) -> Settings:
+    """Scopes team and private, a bearer token for each and one for both; every query scans."""
+    grants = {"team": '["team"]', "private": '["private"]', "both": '["team", "private"]'}
+    config = tmp_path / "almanac.toml"
+    config.write_text(
+        '[scopes]\nteam = "team/"\nprivate = "private/"\n'
+        + "".join(
+            f'\n[[tokens]]\nsha256 = "{hashlib.sha256(TOKENS[name].encode()).hexdigest()}"\n'
+            f"scopes = {grants[name]}\n"
+            for name in TOKENS
+        )
+    )
+    return Settings.build(
+        vault=tmp_path / "vault", state=tmp_path / "s.db", config=config, watch=False
+    )
+
+
+def as_reader(client: TestClient, reader: str, q: str, **variables: object) -> bytes:
+    """The raw response of a search with `reader`'s token."""
+    body = {"query": SEARCH, "variables": {"q": q, **variables}}
+    headers = {"authorization": f"Bearer {TOKENS[reader]}"}
+    response = client.post("/graphql", json=body, headers=headers)
+    assert response.status_code == 200 and "errors" not in response.json(), response.text
+    return response.content
+
+
+def every_page(client: TestClient, reader: str, q: str, mode: str) -> list[bytes]:
+    """The whole list, then its pages of two through their cursors."""
+    pages = [as_reader(client, reader, q, mode=mode)]
+    after = None
+    while True:
+        pages.append(as_reader(client, reader, q, mode=mode, first=2, after=after))
+        info = json.loads(pages[-1])["data"]["search"]["pageInfo"]
+        if not info["hasNextPage"]:
+            return pages
+        after = info["endCursor"]
+
+
+def test_a_scope_the_token_cannot_read_never_moves_its_results(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    for i in range(6):
+        text = f"# Team {i}\n\n{'ledger ' * (1 + i % 3)}budget {'words ' * i}review\n"
+        (vault / "team").mkdir(parents=True, exist_ok=True)
+        (vault / "team" / f"t{i}.md").write_text(text)
+    queries = [("ledger", "ALL"), ("ledger review words", "ANY"), ("budget words", "PHRASE")]
+    with TestClient(create_app(scoped_settings(tmp_path))) as client:
+        before = [every_page(client, "team", q, m) for q, m in queries]
+        assert json.loads(before[0][0])["data"]["search"]["total"] == 6
+        (vault / "private").mkdir()
+        for i in range(10):
+            (vault / "private" / f"p{i}.md").write_text(
+                f"# Ledger budget {i}\n\n{'ledger budget review words ' * (5 + i)}\n"
+            )
+        after = [every_page(client, "team", q, m) for q, m in queries]
+        private = json.loads(as_reader(client, "private", "ledger"))["data"]["search"]
+        both = json.loads(as_reader(client, "both", "ledger review words", mode="ANY"))
+    assert after == before  # scores, order, totals, snippets and cursors, byte for byte
+    assert private["total"] == 10
+    # A token of both scopes: each hit scored in its scope, merged by score, then id.
+    hits = both["data"]["search"]["hits"]
+    assert len(hits) == 16
+    keys = [(-h["score"], h["record"]["id"]) for h in hits]
+    assert keys == sorted(keys)
+    alone = json.loads(before[1][0])["data"]["search"]["hits"]
+    assert [h for h in hits if h["record"]["id"].startswith("team/")] == alone

@@ -1,14 +1,12 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import random
 import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +15,7 @@ import pytest
 
 import temporal
 from temporal.tables import PROJECTION_TABLES
+from tests.temporal.helpers import check_search
 
 NOW = 1_800_000_000_000_000
 # Every projection a clean rebuild must reproduce: not `files` (stats) nor `meta`; the view too.
@@ -50,30 +49,13 @@ def write(root: Path, files: dict[str, str]) -> None:
         target.write_text(text)
 
 
-def schema(conn: sqlite3.Connection) -> list[tuple[str, str, str | None]]:
-    """Every table, view, index and trigger of a state database, with its SQL."""
-    return sorted(conn.execute("SELECT type, name, sql FROM sqlite_master"), key=repr)
-
-
-@functools.cache
-def fresh_schema() -> list[tuple[str, str, str | None]]:
-    with tempfile.TemporaryDirectory() as tmp:
-        temporal.Store.open(Path(tmp) / "fresh.db").close()
-        with contextlib.closing(sqlite3.connect(Path(tmp) / "fresh.db")) as conn:
-            return schema(conn)
-
-
 def dump(db: Path) -> dict[str, list[tuple[object, ...]]]:
     conn = sqlite3.connect(db)
     try:
         # A bulk write drops the indexes and builds them again: none may be missing after. It
-        # fills the full-text index and its narrow copy of the notes apart from the notes, too.
-        assert schema(conn) == fresh_schema()
-        conn.execute("INSERT INTO search (search) VALUES ('integrity-check')")
-        keys = "rowid, path, id, scope, kind, type, tags, lifecycle, eligible"
-        assert sorted(conn.execute(f"SELECT {keys} FROM notes")) == sorted(
-            conn.execute(f"SELECT {keys} FROM search_keys")
-        )
+        # fills the full-text indexes and their narrow copy of the notes apart from the notes,
+        # too: each scope's index, triggers and rows, nothing of a scope without notes.
+        check_search(conn)
         out = {t: sorted(conn.execute(f"SELECT * FROM {t}"), key=repr) for t in TABLES}
         out["digests"] = list(conn.execute("SELECT value FROM meta WHERE key = 'digests'"))
         return out
@@ -341,11 +323,7 @@ def test_a_bulk_write_over_committed_notes_equals_a_clean_rebuild(tmp_path: Path
         assert conn.execute(
             "SELECT count(*) FROM notes WHERE path LIKE 'c/%' AND eligible"
         ).fetchone() == (5,)
-        keys = "rowid, path, id, scope, kind, type, tags, lifecycle, eligible"
-        assert sorted(conn.execute(f"SELECT {keys} FROM notes")) == sorted(
-            conn.execute(f"SELECT {keys} FROM search_keys")
-        )
-        conn.execute("INSERT INTO search (search) VALUES ('integrity-check')")
+        check_search(conn)
 
 
 def test_a_bulk_write_copies_its_log_into_the_database_file_in_the_background(
@@ -397,11 +375,7 @@ def test_ctrl_c_during_a_bulk_load_leaves_a_consistent_database(
         proc.wait()
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        conn.execute("INSERT INTO search (search) VALUES ('integrity-check')")
-        keys = "rowid, path, id, scope, kind, type, tags, lifecycle, eligible"
-        assert sorted(conn.execute(f"SELECT {keys} FROM notes")) == sorted(
-            conn.execute(f"SELECT {keys} FROM search_keys")
-        )
+        check_search(conn)
     reconcile(root, db)
     assert dump(db) == clean_rebuild(root, tmp_path, db)
 

@@ -8,6 +8,8 @@ import pytest
 
 import temporal
 from temporal import LifecycleFilter, MatchMode, RecordFilter
+from temporal.tables import search_table
+from tests.temporal.helpers import check_search
 from vault import InvalidInput
 
 NOW = 1_800_000_000_000_000
@@ -437,10 +439,7 @@ def test_incremental_reconciles_search_like_a_clean_rebuild(vault: Path, tmp_pat
         fresh = temporal.Store.open(tmp_path / f"clean-{number}.db", fingerprint=store.fingerprint)
         temporal.Reconciler(fresh, clean, CONFIG).reconcile(now_us=NOW + number)
         assert everything(store) == everything(fresh), f"after edit {number}"
-        keys = "rowid, path, id, scope, kind, type, tags, lifecycle, eligible"
-        assert sorted(store.conn.execute(f"SELECT {keys} FROM notes")) == sorted(
-            store.conn.execute(f"SELECT {keys} FROM search_keys")
-        )
+        check_search(store.conn)
         fresh.close()
     changed = everything(store)
     assert [h.record.id for h in changed[5].hits][:1] == ["notes/new"]
@@ -466,16 +465,12 @@ def test_a_bulk_load_indexes_like_row_by_row_writes(tmp_path: Path) -> None:
         a = run(bulk, query, scopes=["default"], first=50)
         b = run(rows, query, scopes=["default"], first=50)
         assert a == b and a.total > 0
-    keys = "rowid, path, id, scope, kind, type, tags, lifecycle, eligible"
     for store in (bulk, rows):
-        store.conn.execute("INSERT INTO search (search) VALUES ('integrity-check')")
-        assert sorted(store.conn.execute(f"SELECT {keys} FROM notes")) == sorted(
-            store.conn.execute(f"SELECT {keys} FROM search_keys")
-        )
+        check_search(store.conn)
         store.close()
 
 
-@pytest.mark.parametrize("table", ["search", "search_keys"])
+@pytest.mark.parametrize("table", [search_table("team"), "search_keys", "search_scopes"])
 def test_a_missing_search_table_rebuilds_the_projections(
     vault: Path, tmp_path: Path, table: str
 ) -> None:
@@ -489,4 +484,92 @@ def test_a_missing_search_table_rebuilds_the_projections(
     store = temporal.Store.open(db, fingerprint=fingerprint)
     temporal.Reconciler(store, vault, CONFIG).reconcile(now_us=NOW + 1)
     assert everything(store) == before
+    store.close()
+
+
+# Team notes that hold the words at different rates, so scores differ and some are close.
+TEAM = {
+    f"team/t{i}.md": f"# Team {i}\n\n{'ledger ' * (1 + i % 3)}budget {'words ' * i}review\n"
+    for i in range(8)
+}
+# Private notes full of the same words: on a shared index they move every IDF and length.
+PRIVATE = {
+    f"private/p{i}.md": f"# Ledger budget {i}\n\n{'ledger budget review ' * (5 + i)}\n"
+    for i in range(12)
+}
+SCOPED = [
+    ("ledger", MatchMode.ALL),
+    ("ledger budget", MatchMode.ALL),
+    ("ledger review words", MatchMode.ANY),
+    ("budget words", MatchMode.PHRASE),
+]
+
+
+def scoped_pages(store: temporal.Store, scopes: list[str]) -> list[temporal.SearchPage]:
+    """Every query's whole list, and its pages of two."""
+    pages = []
+    for query, mode in SCOPED:
+        pages.append(run(store, query, mode=mode, scopes=scopes))
+        for offset in range(0, 10, 2):
+            pages.append(run(store, query, mode=mode, scopes=scopes, first=2, offset=offset))
+    return pages
+
+
+def test_notes_of_an_unreadable_scope_never_move_a_readable_scope_s_results(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "v"
+    write(root, {**TEAM, "notes/d.md": "# Default\n\nledger budget\n"})
+    store = temporal.Store.open(tmp_path / "s.db", fingerprint=CONFIG.fingerprint("t"))
+    rec = temporal.Reconciler(store, root, CONFIG)
+    rec.reconcile(now_us=NOW)
+    before = {
+        "team": scoped_pages(store, ["team"]),
+        "both": scoped_pages(store, ["default", "team"]),
+    }
+    assert before["team"][0].total == 8 and len({h.score for h in before["team"][0].hits}) > 3
+    write(root, PRIVATE)  # a new scope: its index is made by this reconcile
+    rec.reconcile(now_us=NOW + 1)
+    assert run(store, "ledger", scopes=["private"]).total == 12
+    write(root, {p: text + "ledger words words\n" for p, text in list(PRIVATE.items())[:6]})
+    rec.reconcile(now_us=NOW + 2)
+    for readable, scopes in (("team", ["team"]), ("both", ["default", "team"])):
+        assert scoped_pages(store, scopes) == before[readable], readable
+    check_search(store.conn)
+    for path in PRIVATE:  # emptied, the scope's index goes
+        (root / path).unlink()
+    rec.reconcile(now_us=NOW + 3)
+    check_search(store.conn)
+    assert store.conn.execute("SELECT scope FROM search_scopes ORDER BY scope").fetchall() == [
+        ("default",),
+        ("team",),
+    ]
+    assert scoped_pages(store, ["team"]) == before["team"]
+    store.close()
+
+
+def test_several_scopes_are_ranked_each_alone_and_merged_by_score_then_id(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "v"
+    same = "---\nid: a\n---\n# Same\n\nledger review\n"
+    write(root, {**TEAM, **PRIVATE, "a.md": same, "team/a.md": same, "private/a.md": same})
+    write(root, {"b.md": same.replace("id: a", "id: b"), "c.md": "# Other\n\nnothing\n"})
+    store = temporal.Store.open(tmp_path / "s.db", fingerprint=CONFIG.fingerprint("t"))
+    temporal.Reconciler(store, root, CONFIG).reconcile(now_us=NOW)
+    for query, mode in SCOPED:
+        alone = {s: run(store, query, mode=mode, scopes=[s]) for s in ALL_SCOPES}
+        merged = run(store, query, mode=mode)
+        assert merged.total == sum(p.total for p in alone.values())
+        # Each hit keeps the score of its scope alone; the merge is by score, id, scope.
+        expected = sorted(
+            (h for p in alone.values() for h in p.hits),
+            key=lambda h: (-(h.score or 0), h.record.id, h.scope),
+        )
+        assert list(merged.hits) == expected, query
+        paged: list[temporal.SearchHit] = []
+        for offset in range(0, merged.total, 3):
+            paged += run(store, query, mode=mode, first=3, offset=offset).hits
+        assert paged == expected
+    # Equal scores across scopes: test_ties_are_ordered_by_id_then_scope.
     store.close()
