@@ -573,3 +573,20 @@ def test_several_scopes_are_ranked_each_alone_and_merged_by_score_then_id(
         assert paged == expected
     # Equal scores across scopes: test_ties_are_ordered_by_id_then_scope.
     store.close()
+
+
+def test_a_scope_name_of_any_text_gets_its_own_index(tmp_path: Path) -> None:
+    # The name is quoted in the index's view and triggers, and spelt in hex in its table's name.
+    config = temporal.VaultConfig(scopes={'l\'équipe "x"; --': "team/"})
+    root = tmp_path / "v"
+    write(root, {"team/a.md": "# Ledger\n\nledger\n", "b.md": "# B\n\nledger budget\n"})
+    store = temporal.Store.open(tmp_path / "s.db", fingerprint=config.fingerprint("t"))
+    rec = temporal.Reconciler(store, root, config)
+    rec.reconcile(now_us=NOW)
+    page = run(store, "ledger", scopes=[*config.scopes])
+    assert [(h.record.id, h.scope) for h in page.hits] == [("team/a", *config.scopes)]
+    write(root, {"team/c.md": "# C\n\nledger again\n"})
+    rec.reconcile(now_us=NOW + 1)
+    assert run(store, "ledger", scopes=[*config.scopes]).total == 2
+    check_search(store.conn)
+    store.close()
