@@ -274,13 +274,16 @@ def _rows(reader: Reader, parts: Sequence[_Part], *, limit: int, offset: int) ->
     if not parts:
         return []
     # bm25() is lower-is-better; the score shown is its negation, so higher is better.
+    # One scope sorts by the columns themselves (selecting them too costs ~40 ms on 68,000
+    # matches); a compound by its result columns.
+    keys, order = (
+        ("", "n.id, n.scope")
+        if len(parts) == 1
+        else (", n.id AS id, n.scope AS scope", "id, scope")
+    )
     selects = [
-        f"SELECT n.rowid, -bm25({p.table}, {_WEIGHTS}) AS score, n.id AS id, n.scope AS scope"
-        f" {p.base}"
-        for p in parts
+        f"SELECT n.rowid, -bm25({p.table}, {_WEIGHTS}) AS score{keys} {p.base}" for p in parts
     ]
-    # One scope sorts by the columns themselves; a compound by its result columns.
-    order = "n.id, n.scope" if len(parts) == 1 else "id, scope"
     sql = " UNION ALL ".join(selects) + f" ORDER BY score DESC, {order} LIMIT ? OFFSET ?"
     params = [value for p in parts for value in p.params]
     scored = [(r[0], r[1]) for r in reader.run(sql, [*params, limit, offset])]
