@@ -48,6 +48,10 @@ class Services:
     (snapshot, graph) always match: a request whose read began just after a commit waits the
     few milliseconds until that commit's view is published, and one that began before keeps
     the previous view, which is never modified.
+
+    Three counters are public, for tests and a future `/metrics`: `arrivals` (queries that
+    awaited `ensure_fresh`), `reconciles` (reconciles begun, failed ones included) and
+    `view_waits` (requests that waited for a reconcile to publish their graph view).
     """
 
     def __init__(self, settings: Settings, store: Store, reconciler: Reconciler) -> None:
@@ -57,7 +61,9 @@ class Services:
         self.watcher: Watcher | None = None
         self._lock = asyncio.Lock()
         self._thread_lock = threading.Lock()
-        self._arrivals = 0
+        self.arrivals = 0
+        self.reconciles = 0
+        self.view_waits = 0
         self._covered = 0
         self._pending: set[str] = set()
         self._rescan = True
@@ -114,6 +120,7 @@ class Services:
     ) -> ReconcileResult:
         """Reconcile synchronously (startup, CLI, tests), then publish the matching graph."""
         with self._thread_lock:
+            self.reconciles += 1
             self._set_applying(True)
             try:
                 loads = self.reconciler.loads
@@ -147,6 +154,8 @@ class Services:
         if deadline is not None:
             limit = min(limit, deadline)
         with self._published:
+            if generation not in self._views and self._applying:
+                self.view_waits += 1
             while generation not in self._views:
                 remaining = limit - time.monotonic()
                 if not self._applying or remaining <= 0:
@@ -200,8 +209,8 @@ class Services:
             IndexUnavailable: the reconcile failed; the previous snapshot is still there to read,
                 and the next call tries again with a full scan.
         """
-        self._arrivals += 1
-        ticket = self._arrivals
+        self.arrivals += 1
+        ticket = self.arrivals
         if not self._lock.locked() and self._quiet():
             self.freshness = Freshness(now_us, self.freshness.indexed_at)
             self._covered = ticket
@@ -209,7 +218,7 @@ class Services:
         async with self._lock:
             if self._covered >= ticket:
                 return
-            start = self._arrivals
+            start = self.arrivals
             try:
                 await anyio.to_thread.run_sync(lambda: self.reconcile_now(now_us=now_us))
             except AlmanacError:

@@ -7,8 +7,9 @@ of the burst is sent; so all of them must show it, and the reconciles that ran f
 twenty requests must be at least one and at most a handful, with and without the
 inotify watcher. The burst goes through one event loop either from coroutines
 (httpx2 over ASGI) or from threads (Starlette's TestClient portal). A second test
-holds a reconcile open while the change lands and the burst arrives: the burst
-must not settle for that reconcile, and shares the next one. The last tests run
+holds a reconcile open (another writer holds the state database) while the change
+lands and the burst arrives: the burst must not settle for that reconcile, and
+shares the next one. The reconciles are counted by `Services.reconciles`. The last tests run
 `almanac check` between two queries of a serving app (a second writer on the same
 state file): the server must still answer from the vault as it is.
 """
@@ -16,7 +17,9 @@ state file): the server must still answer from the vault as it is.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -74,19 +77,6 @@ CHANGES = {
 }
 
 
-def count_reconciles(monkeypatch: pytest.MonkeyPatch, services: Services) -> list[object]:
-    """Wrap the reconciler so every reconcile that runs appends its `paths` to the list."""
-    calls: list[object] = []
-    original = services.reconciler.reconcile
-
-    def counting(**kwargs: Any) -> Any:
-        calls.append(kwargs.get("paths"))
-        return original(**kwargs)
-
-    monkeypatch.setattr(services.reconciler, "reconcile", counting)
-    return calls
-
-
 def body(client_response: Any) -> dict[str, Any]:
     assert client_response.status_code == 200, client_response.text
     result: dict[str, Any] = client_response.json()
@@ -94,13 +84,13 @@ def body(client_response: Any) -> dict[str, Any]:
     return result
 
 
-def asgi_run(app: Starlette, rid: str, then: Callable[[], list[object]]) -> Any:
+def asgi_run(app: Starlette, rid: str, then: Callable[[], int]) -> Any:
     """One query, then `then()` (the change), then the burst, all in one event loop.
 
     ASGITransport runs no lifespan, so this closes the services itself.
     """
 
-    async def scenario() -> tuple[dict[str, Any], list[dict[str, Any]], list[object]]:
+    async def scenario() -> tuple[dict[str, Any], list[dict[str, Any]], int]:
         transport = httpx2.ASGITransport(app=app)
         async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
 
@@ -109,9 +99,9 @@ def asgi_run(app: Starlette, rid: str, then: Callable[[], list[object]]) -> Any:
                 return body(await client.post("/graphql", json=payload))
 
             before = await ask(rid)
-            calls = then()
+            counted = then()
             answers = await asyncio.gather(*(ask(rid) for _ in range(BURST)))
-            return before, list(answers), calls
+            return before, list(answers), app.state.services.reconciles - counted
 
     try:
         return asyncio.run(scenario())
@@ -119,7 +109,7 @@ def asgi_run(app: Starlette, rid: str, then: Callable[[], list[object]]) -> Any:
         app.state.services.close()
 
 
-def threads_run(app: Starlette, rid: str, then: Callable[[], list[object]]) -> Any:
+def threads_run(app: Starlette, rid: str, then: Callable[[], int]) -> Any:
     """The same with TestClient (its lifespan closes the services): the burst from threads."""
     with TestClient(app) as client:
 
@@ -128,7 +118,7 @@ def threads_run(app: Starlette, rid: str, then: Callable[[], list[object]]) -> A
             return body(client.post("/graphql", json=payload))
 
         before = ask(rid)
-        calls = then()
+        counted = then()
         start = threading.Barrier(BURST)
 
         def one(_: int) -> dict[str, Any]:
@@ -137,7 +127,7 @@ def threads_run(app: Starlette, rid: str, then: Callable[[], list[object]]) -> A
 
         with ThreadPoolExecutor(BURST) as pool:
             answers = list(pool.map(one, range(BURST)))
-        return before, answers, calls
+        return before, answers, app.state.services.reconciles - counted
 
 
 TRANSPORTS = {"asgi": asgi_run, "threads": threads_run}
@@ -152,7 +142,6 @@ def test_burst_after_a_change_sees_it_with_few_reconciles(
     transport: str,
     demo_vault: Path,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings = Settings.build(vault=demo_vault, state=tmp_path / "state.db", watch=watch)
     app = create_app(settings)
@@ -160,12 +149,13 @@ def test_burst_after_a_change_sees_it_with_few_reconciles(
     watching = services.watcher is not None
     expected = CHANGES[change]
 
-    def then() -> list[object]:
-        """Write the change, then start counting: the burst is sent only after this returns."""
+    def then() -> int:
+        """Write the change, then start counting (`Services.reconciles`, the reconciles begun):
+        the burst is sent only after this returns."""
         expected.apply(demo_vault)
-        return count_reconciles(monkeypatch, services)
+        return services.reconciles
 
-    before, answers, calls = TRANSPORTS[transport](app, expected.record_id, then)
+    before, answers, reconciles = TRANSPORTS[transport](app, expected.record_id, then)
     assert watching == watch, "inotify watcher did not start"
     old = before["data"]["status"]["snapshot"]
     assert len(answers) == BURST
@@ -175,45 +165,40 @@ def test_burst_after_a_change_sees_it_with_few_reconciles(
         assert (found["title"] if found else None) == expected.title
     snapshots = {answer["data"]["status"]["snapshot"] for answer in answers}
     assert len(snapshots) == 1 and old not in snapshots
-    assert 1 <= len(calls) <= MAX_RECONCILES, calls
+    assert 1 <= reconciles <= MAX_RECONCILES, reconciles
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
+    """Poll `condition` (a public counter moved by another thread) until it holds."""
+    limit = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > limit:
+            return False
+        time.sleep(0.001)
+    return True
 
 
 @pytest.mark.parametrize("watch", [False, True], ids=["scan", "inotify"])
 def test_burst_during_a_reconcile_sees_a_change_made_meanwhile(
-    watch: bool, demo_vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    watch: bool, demo_vault: Path, tmp_path: Path
 ) -> None:
     """A reconcile is running when the change lands and the burst arrives: not enough for them.
 
-    A query starts reconcile R1 (for an earlier edit), which is held inside the reconciler.
-    Then a note is added and the burst is sent; every request of it has arrived before R1
-    is let go. R1 may have looked at the vault before the note existed (with the watcher it
-    did: it reconciles only the paths drained before it started), so the burst must wait for
-    a reconcile that starts after it arrived, and share it: two reconciles in all.
+    Another writer (a connection of this test) holds the state database, so the reconcile R1
+    that a query starts for an earlier edit cannot commit: it waits at its `BEGIN IMMEDIATE`
+    (the busy timeout is 10 s). Then a note is added and the burst is sent; every request of
+    it has arrived (`Services.arrivals`) before the other writer lets go. R1 may have looked at
+    the vault before the note existed (with the watcher it did: it reconciles only the paths
+    drained before it started), so the burst must wait for a reconcile that starts after it
+    arrived, and share it: two reconciles in all (`Services.reconciles`).
     """
-    settings = Settings.build(vault=demo_vault, state=tmp_path / "state.db", watch=watch)
+    state = tmp_path / "state.db"
+    settings = Settings.build(vault=demo_vault, state=state, watch=watch)
     app = create_app(settings)
     services: Services = app.state.services
-    entered, release = threading.Event(), threading.Event()
-    calls: list[object] = []
-    reconcile = services.reconciler.reconcile
-
-    def gated(**kwargs: Any) -> Any:
-        calls.append(kwargs.get("paths"))
-        if len(calls) == 1:
-            entered.set()
-            assert release.wait(timeout=30), "never released"
-        return reconcile(**kwargs)
-
-    arrived: list[int] = []
-    ensure_fresh = services.ensure_fresh
-
-    async def counted(*, now_us: int) -> None:
-        arrived.append(now_us)
-        await ensure_fresh(now_us=now_us)
-
-    monkeypatch.setattr(services.reconciler, "reconcile", gated)
-    monkeypatch.setattr(services, "ensure_fresh", counted)
     added = CHANGES["add"]
+    begun, arrived = services.reconciles, services.arrivals
+    other = sqlite3.connect(state, isolation_level=None)
 
     async def scenario() -> tuple[dict[str, Any], list[dict[str, Any]]]:
         transport = httpx2.ASGITransport(app=app)
@@ -223,34 +208,37 @@ def test_burst_during_a_reconcile_sees_a_change_made_meanwhile(
                 payload = {"query": QUERY, "variables": {"id": record_id}}
                 return body(await client.post("/graphql", json=payload))
 
+            other.execute("BEGIN IMMEDIATE")
             try:
                 CHANGES["edit"].apply(demo_vault)
                 first = asyncio.create_task(ask("people/ada-lopez"))
-                assert await asyncio.to_thread(entered.wait, 30), (
+                assert await asyncio.to_thread(wait_until, lambda: services.reconciles > begun), (
                     "the first query did not reconcile"
                 )
                 added.apply(demo_vault)
                 burst = [asyncio.create_task(ask(added.record_id)) for _ in range(BURST)]
                 for _ in range(100_000):  # let every request of the burst reach ensure_fresh
-                    if len(arrived) == 1 + BURST:
+                    if services.arrivals == arrived + 1 + BURST:
                         break
                     await asyncio.sleep(0)
-                assert len(arrived) == 1 + BURST, "the burst did not arrive"
+                assert services.arrivals == arrived + 1 + BURST, "the burst did not arrive"
+                assert services.reconciles == begun + 1  # R1 is still held by the other writer
             finally:
-                release.set()
+                other.execute("ROLLBACK")
             answers = await asyncio.gather(*burst)
             return await first, list(answers)
 
     try:
         before, answers = asyncio.run(scenario())
     finally:
+        other.close()
         services.close()
     assert before["data"]["record"]["title"] == "Ada Lopez-Garcia"
     for answer in answers:
         assert answer["data"]["status"]["recordCount"] == added.count
         assert answer["data"]["record"] == {"title": added.title}
     assert len({answer["data"]["status"]["snapshot"] for answer in answers}) == 1
-    assert len(calls) == 2, calls
+    assert services.reconciles == begun + 2
 
 
 # A second writer: `almanac check` run while `almanac serve` is up, on the same vault and (by
