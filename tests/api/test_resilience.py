@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,7 +16,7 @@ from api.app import create_app
 from api.settings import Settings
 from tests.api.helpers import DEMO_RECORDS, data, post
 
-STATUS = "{ status { recordCount } records(first: 1) { meta { degraded } } }"
+STATUS = "{ status { snapshot recordCount } records(first: 1) { meta { degraded } } }"
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:8000", "10.0.0.1"])
@@ -31,20 +34,71 @@ def test_without_tokens_loopback_host_names_are_answered(client: TestClient, hos
     assert response.json()["data"]["status"]["recordCount"] == DEMO_RECORDS
 
 
-def test_a_failing_reconcile_serves_the_last_snapshot_marked_stale(
-    client: TestClient, demo_vault: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A folder on a 16 MB tmpfs of its own (a disk that can fill up), unmounted after."""
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a small tmpfs needs root and mount(8)")
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(folder)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"this process may not mount a tmpfs: {mounted.stderr.strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "--lazy", str(folder)], check=True)
+
+
+def fill(folder: Path) -> Path:
+    """Write zeros into a new file of `folder` until its file system has no byte left."""
+    filler = folder / "filler"
+    block = bytes(4096)  # a tmpfs page: the last one fits exactly
+    with open(filler, "wb", buffering=0) as out:
+        try:
+            while True:
+                out.write(block)
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC, exc
+    return filler
+
+
+def test_a_reconcile_on_a_full_disk_serves_the_last_snapshot_marked_stale(
+    demo_vault: Path, small_disk: Path
 ) -> None:
-    services = client.app.state.services  # type: ignore[attr-defined]
+    settings = Settings.build(vault=demo_vault, state=small_disk / "state.db", watch=False)
+    with TestClient(create_app(settings)) as client:
+        before = data(client, STATUS)
+        assert before["status"]["recordCount"] == DEMO_RECORDS
+        filler = fill(small_disk)
+        (demo_vault / "new.md").write_text("# New\n")
+        for _ in range(2):  # and again: the next query tries again, and fails again
+            answer = data(client, STATUS)
+            assert answer["status"] == before["status"]
+            assert answer["records"]["meta"]["degraded"] == ["index_stale"]
+        filler.unlink()
+        answer = data(client, STATUS)
+        assert answer["status"]["recordCount"] == DEMO_RECORDS + 1
+        assert answer["status"]["snapshot"] != before["status"]["snapshot"]
+        assert answer["records"]["meta"]["degraded"] == []
 
-    def broken(**_: object) -> None:
-        raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(services.reconciler, "reconcile", broken)
+def test_a_vault_that_is_gone_serves_the_last_snapshot_marked_stale(
+    client: TestClient, demo_vault: Path
+) -> None:
+    # Its disk unmounted: the vault is not empty, it cannot be read; nothing is deleted.
+    before = data(client, STATUS)
     (demo_vault / "new.md").write_text("# New\n")
+    unmounted = demo_vault.rename(demo_vault.with_name("unmounted"))
     answer = data(client, STATUS)
-    assert answer["status"]["recordCount"] == DEMO_RECORDS
+    assert answer["status"] == before["status"]
     assert answer["records"]["meta"]["degraded"] == ["index_stale"]
-    monkeypatch.undo()
+    unmounted.rename(demo_vault)
     answer = data(client, STATUS)
     assert answer["status"]["recordCount"] == DEMO_RECORDS + 1
     assert answer["records"]["meta"]["degraded"] == []
