@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-import graph as graph_package
 import temporal
 from api.app import create_app
+from api.services import Services
 from api.settings import Settings
 from tests.api.helpers import REPLACEMENT, SAMS, SUPERSEDED, codes, data, gql
 
@@ -235,50 +235,64 @@ CONSISTENT = """query($id: ID!) {
 }"""
 
 
+def hold_after_commit(services: Services) -> threading.Event:
+    """Hold the next reconcile after its COMMIT, before its graph is published, until a request
+    waits for that graph (`Services.view_waits` moves). The event is set once it holds."""
+    waits = services.view_waits
+    committing, held = threading.Event(), threading.Event()
+
+    def trace(sql: str) -> None:
+        if sql == "COMMIT":
+            committing.set()
+        elif committing.is_set() and not held.is_set():  # the first statement after it
+            held.set()
+            limit = time.monotonic() + 10
+            while services.view_waits == waits and time.monotonic() < limit:
+                time.sleep(0.001)
+
+    services.store.conn.set_trace_callback(trace)
+    return held
+
+
 def test_one_request_reads_one_snapshot_and_its_graph_while_reconciles_apply(
-    settings: Settings, demo_vault: Path, monkeypatch: pytest.MonkeyPatch
+    demo_vault: Path, tmp_path: Path
 ) -> None:
-    """I5: the record's links and the graph's link edges of one response always agree."""
-    apply = graph_package.Projection.apply
+    """I5: the record's links and the graph's link edges of one response always agree.
 
-    def slow_apply(self: graph_package.Projection, *args: Any) -> graph_package.ProjectionView:
-        time.sleep(0.02)  # widen the window between the commit and the graph's publication
-        return apply(self, *args)
-
-    monkeypatch.setattr(graph_package.Projection, "apply", slow_apply)
+    A request arrives between a reconcile's commit and the publication of the graph it
+    committed. With the watcher it has nothing left to reconcile, so its read transaction sees
+    the new generation at once: it must wait for that generation's graph (`view_waits`
+    counts it), never pair it with the graph before. The reconcile is held in that window
+    for real: the first statement its connection runs after the COMMIT waits (a trace callback
+    of that sqlite3 connection) until the request waits.
+    """
+    settings = Settings.build(vault=demo_vault, state=tmp_path / "state.db", watch=True)
     note = demo_vault / "people" / "samuel-okafor.md"
     original = note.read_text()
-    variants = [original, original + "\n[[Tidepool Ventures]] and [[Open Geo Foundation]].\n"]
+    variants = [original + "\n[[Tidepool Ventures]] and [[Open Geo Foundation]].\n", original]
     app = create_app(settings)
     services = app.state.services
-    stop = threading.Event()
-
-    def edit() -> None:
-        i = 0
-        while not stop.is_set():
-            i += 1
-            note.write_text(variants[i % 2])
-            services.reconcile_now(now_us=i)
-
-    seen: set[frozenset[str]] = set()
+    assert services.watcher is not None, "inotify watcher did not start"
+    seen: list[frozenset[str]] = []
     with TestClient(app) as client:
-        writer = threading.Thread(target=edit)
-        writer.start()
-        try:
-            for _ in range(60):
+        for i, text in enumerate(variants, start=1):
+            waits = services.view_waits
+            held = hold_after_commit(services)
+            note.write_text(text)
+            writer = threading.Thread(target=services.reconcile_now, kwargs={"now_us": i})
+            writer.start()
+            try:
+                assert held.wait(timeout=30), "the reconcile did not commit"
                 body = data(client, CONSISTENT, id=SAMUEL)
-                linked = {
-                    link["target"]["id"] for link in body["record"]["links"] if link["target"]
-                }
-                walked = {p["nodes"][-1] for p in body["graph"]["paths"]}
-                assert walked == linked - {SAMUEL}
-                seen.add(frozenset(walked))
-        finally:
-            stop.set()
-            writer.join()
-    # Both versions were read, each time consistently (a read racing the writer may also see
-    # the file empty: then both sides are empty, consistently too).
-    assert len(seen - {frozenset()}) == 2
+            finally:
+                writer.join()
+                services.store.conn.set_trace_callback(None)
+            assert services.view_waits == waits + 1  # the request came in the window
+            linked = {link["target"]["id"] for link in body["record"]["links"] if link["target"]}
+            walked = {p["nodes"][-1] for p in body["graph"]["paths"]}
+            assert walked == linked - {SAMUEL}
+            seen.append(frozenset(walked))
+    assert seen[0] - seen[1] == {"orgs/tidepool-ventures", "orgs/open-geo-foundation"}
 
 
 def test_without_a_kept_graph_only_a_traversal_builds_it(settings: Settings) -> None:
