@@ -258,12 +258,16 @@ class Background:
 
     SQLite releases the GIL while a statement runs, so Python work goes on meanwhile: the
     caller must not touch the connection between `start()` and `wait()`. Statements started
-    while earlier ones run follow them, in order (each start is a thread joining the one before).
+    while earlier ones run follow them, in order (each start is a thread waiting for the one
+    before). Each thread says when it is done with an event of its own: a Ctrl-C that lands in
+    `Thread.join` makes CPython before 3.13 mark the joined thread stopped while it still runs
+    (gh-90882), so `is_alive()` cannot tell `stop()` what still runs.
     """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self._threads: list[threading.Thread] = []
+        self._done: list[threading.Event] = []
         self._error: BaseException | None = None
         self._stopping = threading.Event()
 
@@ -271,38 +275,54 @@ class Background:
         """Run these statements once those started before are done."""
         if not statements:
             return
-        previous = self._threads[-1] if self._threads else None
+        previous = self._done[-1] if self._done else None
+        done = threading.Event()
 
         def run() -> None:
-            if previous is not None:
-                previous.join()
-            self._run(statements)
+            try:
+                if previous is not None:
+                    previous.wait()
+                self._run(statements)
+            finally:
+                done.set()
 
         thread = threading.Thread(target=run, name="almanac-bulk", daemon=True)
-        self._threads.append(thread)  # before it starts: stop() must see it whatever happens
-        thread.start()
+        # Before it starts: stop() must see it whatever happens.
+        self._threads.append(thread)
+        self._done.append(done)
+        try:
+            thread.start()
+        except BaseException:
+            done.set()  # it never ran: nothing to wait for (and the next one may go)
+            raise
 
     def wait(self) -> None:
         """Wait for every statement started; raise what one of them raised."""
         try:
+            for done in self._done:
+                done.wait()
             for thread in self._threads:
-                thread.join()
+                thread.join()  # done already: only the thread's own end is waited for
         except BaseException:
             self.stop()  # interrupted (Ctrl-C): the statements must not outlive the transaction
             raise
-        self._threads = []
+        self._threads, self._done = [], []
         if self._error is not None:
             raise self._error
 
     def stop(self) -> None:
         """Interrupt the statements and wait until every thread is done; raise nothing."""
         self._stopping.set()  # no statement starts from now on
-        while alive := [t for t in self._threads if t.is_alive()]:
+        while running := [done for done in self._done if not done.is_set()]:
             # The running statement fails; one just starting may have missed it: again shortly.
             self.conn.interrupt()
             with contextlib.suppress(BaseException):
-                alive[0].join(0.05)
-        self._threads = []
+                running[0].wait(0.05)
+        for thread in self._threads:
+            if thread.ident is not None:  # started
+                with contextlib.suppress(BaseException):
+                    thread.join()
+        self._threads, self._done = [], []
 
     def _run(self, statements: Sequence[str]) -> None:
         try:

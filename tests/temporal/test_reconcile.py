@@ -8,7 +8,8 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -432,39 +433,38 @@ def test_a_bulk_write_over_committed_notes_reads_them_before_dropping_indexes(
     assert reads and max(reads) < dropped
 
 
-def test_an_interrupt_as_a_bulk_write_ends_stops_its_index_builds(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Ctrl-C while the last indexes build: none of them may run on once the bulk block is left
-    # (the transaction is rolled back next).
+def test_an_interrupt_as_a_bulk_write_ends_stops_its_index_builds(tmp_path: Path) -> None:
+    # Ctrl-C while the last indexes build: a real SIGINT, sent to the main thread as the
+    # background thread starts the indexes of `targets` (the last step; 20 links a note make
+    # them take a while). None of the index statements may run on once the bulk block is left:
+    # the transaction is rolled back next, and statements run on would run outside it.
     root = tmp_path / "vault"
-    write(root, {f"n/{i}.md": f"---\ntitle: N{i}\n---\n[[N{i + 1}]]\n" for i in range(2100)})
-    wait, bulk = temporal.store.Bulk.wait, temporal.Store.bulk
-    left_running: list[list[threading.Thread]] = []
-
-    def interrupted(self: temporal.store.Bulk) -> None:
-        if "targets" in self._done:  # the last step
-            raise KeyboardInterrupt
-        wait(self)
-
-    @contextlib.contextmanager
-    def watched(
-        self: temporal.Store, conn: sqlite3.Connection, *, active: bool = True
-    ) -> Iterator[temporal.store.Bulk]:
-        try:
-            with bulk(self, conn, active=active) as work:
-                yield work
-        finally:
-            left_running.append([t for t in threading.enumerate() if t.name == "almanac-bulk"])
-
-    monkeypatch.setattr(temporal.store.Bulk, "wait", interrupted)
-    monkeypatch.setattr(temporal.Store, "bulk", watched)
+    links = " ".join(f"[[N{j}]]" for j in range(20))
+    write(root, {f"n/{i}.md": f"---\ntitle: N{i}\n---\n{links}\n" for i in range(2100)})
     store = temporal.Store.open(tmp_path / "state.db")
+    rec = temporal.Reconciler(store, root, temporal.VaultConfig())
+    main = threading.main_thread().ident
+    assert main is not None and threading.get_ident() == main
+    signalled: list[str] = []
+    running_when_left: list[list[str]] = []  # index builds alive at the main thread's next SQL
+
+    def ctrl_c_at_the_last_step(sql: str) -> None:
+        thread = threading.current_thread().name
+        if thread == "almanac-bulk" and " ON targets " in sql and not signalled:
+            signalled.append(sql)
+            signal.pthread_kill(main, signal.SIGINT)
+        elif thread == "MainThread" and signalled and not running_when_left:
+            builds = [t.name for t in threading.enumerate() if t.name == "almanac-bulk"]
+            running_when_left.append(builds)
+
+    store.conn.set_trace_callback(ctrl_c_at_the_last_step)
     with pytest.raises(KeyboardInterrupt):
-        temporal.Reconciler(store, root, temporal.VaultConfig()).reconcile(now_us=NOW)
-    assert left_running == [[]]
+        rec.reconcile(now_us=NOW)
+    store.conn.set_trace_callback(None)
+    assert signalled, "the last step never started"
+    assert running_when_left == [[]]
+    assert not [t for t in threading.enumerate() if t.name == "almanac-bulk"]
     store.close()
-    monkeypatch.undo()
     reconcile(root, tmp_path / "state.db")
     assert dump(tmp_path / "state.db") == clean_rebuild(root, tmp_path, tmp_path / "state.db")
 
@@ -487,6 +487,43 @@ def test_stopping_background_statements_waits_for_all_when_one_failed_to_start(
     background.stop()  # interrupts the first statement, and waits for it
     assert not [t for t in threading.enumerate() if t.name == "almanac-bulk"]
     conn.close()
+
+
+def test_a_ctrl_c_while_waiting_for_background_statements_stops_them(tmp_path: Path) -> None:
+    # A real SIGINT lands while the main thread waits for a statement that never ends. CPython
+    # before 3.13 marks a thread whose join a Ctrl-C interrupted as stopped while it still runs
+    # (gh-90882): the statement must be interrupted and its thread ended all the same.
+    conn = sqlite3.connect(tmp_path / "db", check_same_thread=False, isolation_level=None)
+    background = temporal.store.Background(conn)
+    endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
+    main = threading.main_thread().ident
+    assert main is not None and threading.get_ident() == main
+    waiting = temporal.store.Background.wait.__code__
+    signalled: list[bool] = []
+
+    def ctrl_c_once_the_main_thread_waits() -> int:
+        frame = sys._current_frames().get(main)
+        while frame is not None and not signalled:
+            if frame.f_code is waiting:
+                signalled.append(True)
+                signal.pthread_kill(main, signal.SIGINT)
+            frame = frame.f_back
+        return 0
+
+    conn.set_progress_handler(ctrl_c_once_the_main_thread_waits, 10_000)
+    try:
+        background.start([endless])
+        with pytest.raises(KeyboardInterrupt):
+            background.wait()
+        assert signalled
+        assert not [t for t in threading.enumerate() if t.name == "almanac-bulk"]
+    finally:
+        # Whatever still runs (a thread marked stopped returns from join at once): interrupt it
+        # until it is gone, so that the connection can close.
+        while [t for t in threading.enumerate() if t.name == "almanac-bulk"]:
+            conn.interrupt()
+            time.sleep(0.01)
+        conn.close()
 
 
 def test_another_writer_during_a_reconcile_reloads_memory_once(tmp_path: Path) -> None:
