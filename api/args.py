@@ -7,6 +7,7 @@ import binascii
 import json
 import re
 
+import graph
 import temporal
 from vault import InvalidCursor, InvalidInput, SnapshotChanged
 
@@ -14,9 +15,15 @@ __all__ = [
     "bound_us",
     "decode_cursor",
     "decode_offset",
+    "edge_filter",
     "encode_cursor",
+    "graph_seed",
+    "optional_bound_us",
     "page_size",
-    "query_bound",
+    "source_grouping",
+    "time_range",
+    "traversal_limits",
+    "zone",
 ]
 
 
@@ -44,11 +51,91 @@ def bound_us(value: str, *, name: str, upper: bool = False) -> int:
         raise InvalidInput(f"Argument {name!r}: {exc}") from exc
 
 
-def query_bound(value: str | None, *, name: str, upper: bool = False) -> str | None:
-    """A `since`/`until` text, checked (the store parses it again)."""
-    if value is not None:
-        bound_us(value, name=name, upper=upper)
-    return value
+def optional_bound_us(value: str | None, *, name: str, upper: bool = False) -> int | None:
+    """`bound_us` of an optional argument (None when absent)."""
+    return None if value is None else bound_us(value, name=name, upper=upper)
+
+
+def zone(name: str | None) -> str:
+    """A `timezone` argument: an IANA zone name, `UTC` when absent."""
+    chosen = "UTC" if name is None else name
+    try:
+        temporal.timezone(chosen)
+    except InvalidInput as exc:
+        raise InvalidInput(f"Argument 'timezone': {exc}") from exc
+    return chosen
+
+
+def time_range(since: str | None, until: str | None) -> tuple[int | None, int | None]:
+    """`since` and `until` in microseconds (inclusive), `since` not after `until`."""
+    since_us = optional_bound_us(since, name="since")
+    until_us = optional_bound_us(until, name="until", upper=True)
+    if since_us is not None and until_us is not None and since_us > until_us:
+        raise InvalidInput(f"Argument 'since' ({since}) is after 'until' ({until})")
+    return since_us, until_us
+
+
+def source_grouping(
+    group: temporal.TimelineGroup,
+    *,
+    entity: object | None,
+    kind: object | None,
+    time_field: temporal.TimeField,
+) -> None:
+    """`group: SOURCE` needs an entity, takes no kind, and dates rows by occurrence time."""
+    if group is not temporal.TimelineGroup.SOURCE:
+        return
+    if entity is None:
+        raise InvalidInput("Argument 'group': SOURCE needs an 'entity'")
+    if kind is not None:
+        raise InvalidInput("Argument 'group': SOURCE rows are sources; drop 'kind'")
+    if time_field is not temporal.TimeField.OCCURRED_AT:
+        raise InvalidInput("Argument 'group': SOURCE dates rows by occurrence time only")
+
+
+def traversal_limits(
+    hops: int | None,
+    max_paths: int | None,
+    fan_out: int | None,
+    *,
+    hops_name: str,
+    hops_default: int,
+) -> graph.TraversalLimits:
+    """The bounds of a `graph` or `paths` walk, each checked under its argument's name."""
+    return graph.TraversalLimits(
+        hops=page_size(hops, default=hops_default, name=hops_name, limit=3),
+        max_paths=page_size(max_paths, default=50, name="maxPaths", limit=100),
+        fan_out=page_size(fan_out, default=25, name="fanOut", limit=100),
+    )
+
+
+def edge_filter(
+    direction: graph.Direction | None,
+    relations: list[str] | None,
+    history: bool | None,
+    as_of: str | None,
+) -> graph.EdgeFilter:
+    """Which edges a walk follows: direction, relations (at most 100), history and `asOf`."""
+    if relations is not None and len(relations) > 100:
+        raise InvalidInput(f"Argument 'relations' takes at most 100 names, not {len(relations)}")
+    return graph.EdgeFilter(
+        direction=direction or graph.Direction.BOTH,
+        relations=frozenset(relations) if relations is not None else None,
+        as_of=optional_bound_us(as_of, name="asOf"),
+        history=bool(history),
+    )
+
+
+def graph_seed(seed_id: str | None, text: str | None) -> tuple[str | None, str | None]:
+    """A `graph` seed: exactly one of an id and a text of 1 to `graph.MAX_SEED_TEXT`
+    characters, not only blanks."""
+    if (seed_id is None) == (text is None):
+        raise InvalidInput("Argument 'seed' must have exactly one of 'id' and 'text'")
+    if text is not None and (not text.strip() or len(text) > graph.MAX_SEED_TEXT):
+        raise InvalidInput(
+            f"Argument 'seed.text' must have 1 to {graph.MAX_SEED_TEXT} characters, not {len(text)}"
+        )
+    return seed_id, text
 
 
 def encode_cursor(snapshot: str, key: str) -> str:

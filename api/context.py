@@ -32,6 +32,8 @@ __all__ = [
     "scopes_for_token",
 ]
 
+_CONTEXT = "almanac.context"  # where a request's scope keeps its `Context`, closed with it
+
 
 @dataclass(slots=True)
 class Context:
@@ -169,6 +171,12 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             response = await self.run(Request(scope=scope, receive=receive))
         except HTTPException as exc:  # strawberry's own refusals, rendered as every error is
             response = error_response(http_refusal(exc.status_code, exc.reason))
+        finally:
+            # The request's context (made by `get_context`, if it got that far) ends with it:
+            # its read transaction is closed here, whatever the operation did.
+            context = scope.get(_CONTEXT)
+            if context is not None:
+                context.close()
         await response(scope, receive, send)
 
     async def get_context(
@@ -178,6 +186,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         stamp = now_us()
         deadline = time.monotonic() + services.settings.limits.request_seconds
         context = Context(services, request.scope.get("almanac.scopes"), stamp, deadline=deadline)
+        request.scope[_CONTEXT] = context
         try:
             await services.ensure_fresh(now_us=stamp)
         except AlmanacError:

@@ -71,17 +71,10 @@ def error_response(error: AlmanacError) -> Response:
 
 
 class ErrorCodes(SchemaExtension):
-    """Sets `extensions.code` on every error of a result (`render`); closes the request's
-    read transaction when the operation ends."""
+    """Sets `extensions.code` on every error of a result (`render`)."""
 
     def on_operation(self) -> Iterator[None]:
-        try:
-            yield
-        finally:
-            context = self.execution_context.context
-            close = getattr(context, "close", None)
-            if close is not None:
-                close()
+        yield
         result = self.execution_context.result
         errors = getattr(result, "errors", None)
         if result is None or not errors:

@@ -13,10 +13,10 @@ import pendulum
 
 import temporal
 from api.settings import Settings
-from api.watcher import Watcher
 from graph import Projection, ProjectionView
 from temporal import FINGERPRINT, Reconciler, ReconcileResult, Store, from_datetime
 from vault import AlmanacError, IndexUnavailable
+from vault.watcher import Watcher
 
 __all__ = ["Freshness", "Services", "now_us"]
 
@@ -123,7 +123,6 @@ class Services:
             self.reconciles += 1
             self._set_applying(True)
             try:
-                loads = self.reconciler.loads
                 try:
                     paths = self._take_changes()
                     result = self.reconciler.reconcile(
@@ -137,7 +136,7 @@ class Services:
                 self._note(result, now_us)
                 # A reconciler that reloaded its memory (another process wrote the database)
                 # reports only its own changes: the graph is then built again from scratch.
-                self._project(result if self.reconciler.loads == loads else None)
+                self._project(None if result.reloaded else result)
                 if result.changed:
                     _release_free_memory()
                 return result

@@ -38,7 +38,7 @@ from api.context import Context
 from api.schema import build_schema
 from api.services import Services, now_us
 from api.settings import Settings
-from temporal import RecurrenceSet, Walk, parse_date_value
+from temporal.calendar import RecurrenceSet, Walk, parse_date_value
 
 # Dates inside the generator's span (2024-2026): a weekday, its week, and a month.
 DAY = "2025-03-12"

@@ -32,7 +32,7 @@ from starlette.testclient import TestClient
 import temporal
 from api.app import create_app
 from api.settings import Settings
-from api.watcher import Watcher
+from vault.watcher import Watcher
 
 
 def measure(notes: int, runs: int, cold_runs: int) -> dict[str, object]:

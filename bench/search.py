@@ -31,7 +31,7 @@ from starlette.testclient import TestClient
 import temporal
 from api.app import create_app
 from api.settings import Settings
-from temporal.tables import SEARCH_KEYS_FILL, search_fill, search_table
+from temporal.store import SEARCH_KEYS_FILL, search_fill, search_table
 
 # The generator's sentences draw on one small vocabulary, so these words are in most notes:
 # the worst case (every match is scored and sorted). Names are rare.
@@ -92,7 +92,7 @@ def measure(vault: Path, state: Path, notes: int, runs: int) -> dict[str, object
     return out
 
 
-def _search(reader: temporal.Reader, query: str) -> temporal.SearchPage:
+def _search(reader: temporal.Reader, query: str) -> temporal.queries.SearchPage:
     return temporal.search_records(
         reader,
         query,
@@ -104,7 +104,7 @@ def _search(reader: temporal.Reader, query: str) -> temporal.SearchPage:
 
 
 def _fts_floor(conn: sqlite3.Connection, query: str) -> list[object]:
-    expression = " AND ".join(f'"{t}"' for t in temporal.search_tokens(query))
+    expression = " AND ".join(f'"{t}"' for t in temporal.queries.search_tokens(query))
     table = search_table("default")  # the vault's one scope
     sql = (
         f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY bm25({table}, 8, 6, 1) LIMIT 20"

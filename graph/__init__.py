@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from graph.lookup import LookupResult, LookupStatus, lookup
-from graph.projection import (
-    Adjacency,
-    Edge,
-    Node,
-    Projection,
-    ProjectionView,
-    ScopeGraph,
+from graph.projection import Projection
+from graph.seeds import (
+    MAX_SEED_TEXT,
+    LookupResult,
+    LookupStatus,
+    Seeds,
+    lookup,
+    seeds_by_id,
+    seeds_by_text,
 )
 from graph.sharded import Sharded
 from graph.traverse import (
-    MAX_SEED_TEXT,
     Direction,
     EdgeFilter,
     GraphNode,
@@ -21,13 +21,11 @@ from graph.traverse import (
     GraphResult,
     GraphStep,
     LimitHit,
-    Seeds,
     TraversalLimits,
     find_paths,
-    seeds_by_id,
-    seeds_by_text,
     traverse,
 )
+from graph.view import Adjacency, Edge, Node, ProjectionView, ScopeGraph
 
 __all__ = [
     "MAX_SEED_TEXT",

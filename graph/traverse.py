@@ -12,22 +12,19 @@ so a walk never leaves the scope of its seed.
 
 from __future__ import annotations
 
-import bisect
-import re
 import time
-from collections.abc import Container, Iterator, Sequence
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
 import temporal
-from graph.lookup import LookupStatus
-from graph.projection import FIRSTS, SUPERSEDED_BY, ProjectionView, Step
-from temporal import Reader, RecordRef
+from graph.seeds import LookupStatus, Seeds
+from graph.view import FIRSTS, SUPERSEDED_BY, ProjectionView, Step
+from temporal import RecordRef
 from vault import QueryTooComplex
 
 __all__ = [
-    "MAX_SEED_TEXT",
     "Direction",
     "EdgeFilter",
     "GraphNode",
@@ -35,19 +32,12 @@ __all__ = [
     "GraphResult",
     "GraphStep",
     "LimitHit",
-    "Seeds",
     "TraversalLimits",
     "find_paths",
-    "seeds_by_id",
-    "seeds_by_text",
     "traverse",
 ]
 
-MAX_SEED_TEXT = 500
-_MAX_NAME_CHARS = 200
-_MAX_NAME_SPACES = 12
 _CHECK_EVERY = 1024
-_WORD = re.compile(r"\w")
 
 _Key = tuple[str, str]  # (scope, record id)
 _new = tuple.__new__
@@ -118,15 +108,6 @@ class LimitHit:
 
 
 @dataclass(frozen=True, slots=True)
-class Seeds:
-    """How a seed resolved: FOUND with its records, AMBIGUOUS with candidates, or MISSING."""
-
-    status: LookupStatus
-    found: tuple[tuple[str, RecordRef], ...]  # (scope, record)
-    candidates: tuple[RecordRef, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class GraphResult:
     """The answer of `graph` or `paths`; `degraded` lists the reasons of `limits`."""
 
@@ -141,54 +122,6 @@ class GraphResult:
     def degraded(self) -> tuple[str, ...]:
         """The distinct reasons of the limits hit, sorted."""
         return tuple(sorted({hit.reason for hit in self.limits}))
-
-
-def seeds_by_id(reader: Reader, name: str, scopes: Sequence[str]) -> Seeds:
-    """The eligible record whose exact id or slug is `name` in the readable scopes.
-
-    A name that designates several records (an id and another's slug, or one id in two
-    scopes) is AMBIGUOUS: a traversal never guesses where to start.
-    """
-    found = temporal.seed_matches(reader, name, scopes) if name else []
-    if not found:
-        return Seeds(LookupStatus.MISSING, ())
-    if len(found) > 1:
-        return Seeds(LookupStatus.AMBIGUOUS, (), tuple(ref for _, ref in found))
-    return Seeds(LookupStatus.FOUND, tuple(found))
-
-
-def seeds_by_text(reader: Reader, text: str, scopes: Sequence[str]) -> Seeds:
-    """The records whose declared exact names (titles, aliases) occur in `text`.
-
-    Names match as whole words after normalisation (NFKC, lower case, whitespace collapsed),
-    scanning left to right and taking the longest name at each position; nothing fuzzy.
-    A name that designates several records makes the result AMBIGUOUS with every candidate
-    of every ambiguous name; no name at all is MISSING.
-    """
-    norm = temporal.normalize_name(text)
-    spans = list(_spans(norm))
-    known = temporal.declared_names(reader, {norm[i:j] for i, j in spans}, scopes)
-    found: dict[_Key, RecordRef] = {}
-    ambiguous: dict[str, RecordRef] = {}
-    position = 0
-    for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
-        if start < position or norm[start:end] not in known:
-            continue
-        matches = known[norm[start:end]]
-        if len(matches) > 1:
-            ambiguous.update((ref.id, ref) for _, ref in matches)
-        else:
-            scope, ref = matches[0]
-            found[(scope, ref.id)] = ref
-        position = end
-    ordered = tuple(sorted(((s, r) for (s, _), r in found.items()), key=lambda x: (x[1].id, x[0])))
-    if ambiguous:
-        return Seeds(
-            LookupStatus.AMBIGUOUS, ordered, tuple(ambiguous[k] for k in sorted(ambiguous))
-        )
-    if not found:
-        return Seeds(LookupStatus.MISSING, ())
-    return Seeds(LookupStatus.FOUND, ordered)
 
 
 def traverse(
@@ -425,20 +358,3 @@ def _nodes(view: ProjectionView, order: list[tuple[str, str, int]]) -> tuple[Gra
         ids.setdefault(scope, []).append(rid)
     records = {scope: iter(view.scopes[scope].nodes.pick(some)) for scope, some in ids.items()}
     return tuple(_new(GraphNode, (next(records[scope]).ref, hop)) for scope, _, hop in order)
-
-
-def _spans(norm: str) -> Iterator[tuple[int, int]]:
-    """Every whole-word span of `norm` that could be a name (bounded in length and words)."""
-    size = len(norm)
-    word = [_WORD.match(c) is not None for c in norm]
-    ends = [
-        j
-        for j in range(1, size + 1)
-        if norm[j - 1] != " " and not (j < size and word[j] and word[j - 1])
-    ]
-    starts = [i for i in range(size) if norm[i] != " " and not (i and word[i] and word[i - 1])]
-    for start in starts:
-        for end in ends[bisect.bisect_right(ends, start) :]:
-            if end - start > _MAX_NAME_CHARS or norm.count(" ", start, end) > _MAX_NAME_SPACES:
-                break
-            yield start, end

@@ -2,37 +2,50 @@
 
 from __future__ import annotations
 
-from temporal.changeset import snapshot_id
-from temporal.clock import (
+from temporal.calendar import (
     ClockRelation,
-    LocalDay,
-    clock_sql,
-    local_date,
-    local_day,
-    parse_local_date,
-    week_of,
-)
-from temporal.connections import (
-    EdgeRow,
-    NodeRow,
-    declared_names,
-    edge_rows,
-    generation,
-    node_rows,
-    seed_matches,
-)
-from temporal.dates import (
     DatePrecision,
     DateValue,
+    Occurrence,
     format_instant,
     from_datetime,
     instant,
-    parse_date_value,
+    local_day,
+    parse_local_date,
     parse_query_bound,
     timezone,
+    week_of,
 )
-from temporal.names import NameIndex, Resolution, normalize_name, slug_suffixes
-from temporal.reconcile import Reconciler, ReconcileResult, VaultConfig
+from temporal.queries import (
+    EdgeRow,
+    Eligibility,
+    MatchMode,
+    NodeRow,
+    SearchHit,
+    Snippet,
+    Timeline,
+    TimelineEntry,
+    TimelineGroup,
+    TimelineQuery,
+    chronicle_day,
+    chronicle_since,
+    declared_names,
+    edge_rows,
+    generation,
+    last_seen,
+    node_rows,
+    occurrences,
+    search_records,
+    seed_matches,
+    timeline,
+)
+from temporal.reconcile import (
+    Reconciler,
+    ReconcileResult,
+    VaultConfig,
+    normalize_name,
+    snapshot_id,
+)
 from temporal.records import (
     Lifecycle,
     LifecycleFilter,
@@ -42,29 +55,8 @@ from temporal.records import (
     RecordKind,
     RecordRef,
     TimeField,
-    note_dates,
 )
-from temporal.recurrence import Occurrence, RecurrenceSet, Walk
-from temporal.rows import Eligibility, Entry, Timeline, TimelineGroup, TimelineQuery
-from temporal.search import (
-    MatchMode,
-    SearchHit,
-    SearchPage,
-    Snippet,
-    search_records,
-    search_tokens,
-)
-from temporal.store import Count, Reader, RecordFilter, StatusCounts, Store
-from temporal.tables import FINGERPRINT
-from temporal.timeline import (
-    LastSeen,
-    Occurrences,
-    chronicle_day,
-    chronicle_since,
-    last_seen,
-    occurrences,
-    timeline,
-)
+from temporal.store import FINGERPRINT, Count, Reader, RecordFilter, StatusCounts, Store
 
 __all__ = [
     "FINGERPRINT",
@@ -74,18 +66,13 @@ __all__ = [
     "DateValue",
     "EdgeRow",
     "Eligibility",
-    "Entry",
-    "LastSeen",
     "Lifecycle",
     "LifecycleFilter",
     "LinkRef",
-    "LocalDay",
     "Locator",
     "MatchMode",
-    "NameIndex",
     "NodeRow",
     "Occurrence",
-    "Occurrences",
     "Reader",
     "ReconcileResult",
     "Reconciler",
@@ -93,22 +80,18 @@ __all__ = [
     "RecordFilter",
     "RecordKind",
     "RecordRef",
-    "RecurrenceSet",
-    "Resolution",
     "SearchHit",
-    "SearchPage",
     "Snippet",
     "StatusCounts",
     "Store",
     "TimeField",
     "Timeline",
+    "TimelineEntry",
     "TimelineGroup",
     "TimelineQuery",
     "VaultConfig",
-    "Walk",
     "chronicle_day",
     "chronicle_since",
-    "clock_sql",
     "declared_names",
     "edge_rows",
     "format_instant",
@@ -116,19 +99,14 @@ __all__ = [
     "generation",
     "instant",
     "last_seen",
-    "local_date",
     "local_day",
     "node_rows",
     "normalize_name",
-    "note_dates",
     "occurrences",
-    "parse_date_value",
     "parse_local_date",
     "parse_query_bound",
     "search_records",
-    "search_tokens",
     "seed_matches",
-    "slug_suffixes",
     "snapshot_id",
     "timeline",
     "timezone",

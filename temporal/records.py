@@ -1,12 +1,10 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from temporal.dates import DateValue, parse_date_value, timezone
-from temporal.recurrence import RecurrenceSet
-from vault import AmbiguousTime, InvalidDate, InvalidRecurrence, Issue, Note, UnknownTimezone
+from temporal.calendar import DateValue
 
 __all__ = [
     "Lifecycle",
@@ -17,7 +15,7 @@ __all__ = [
     "RecordKind",
     "RecordRef",
     "TimeField",
-    "note_dates",
+    "supersession_chain",
 ]
 
 
@@ -113,61 +111,18 @@ class Record:
     extra: Mapping[str, object]
 
 
-def note_dates(note: Note) -> tuple[dict[str, DateValue], str | None, list[Issue]]:
-    """Read a note's date fields, zone and recurrence; bad values become absent with issues.
+def supersession_chain(start: str, successor: Callable[[str], str | None]) -> Iterator[str]:
+    """Each record after `start` along its `superseded_by` chain, in order, each once.
 
-    Returns:
-        The parsed date fields, the valid IANA zone (or None) and the issues.
+    Args:
+        successor: The record a record's `superseded_by` resolves to, or None.
+
+    The walk ends where the chain ends or where it would visit a record again (a cycle): the
+    chain loops back to `start` when the successor of the last record yielded is `start`.
     """
-    issues: list[Issue] = []
-
-    def issue(field: str, code: str, message: str) -> None:
-        issues.append(Issue(note.path, note.lines.get(field), field, code, message, note.id))
-
-    tz = note.timezone
-    if tz is not None:
-        try:
-            timezone(tz)
-        except UnknownTimezone:
-            issue("timezone", "unknown_timezone", f"Unknown timezone {tz!r}")
-            tz = None
-    dates: dict[str, DateValue] = {}
-    for field, text in note.dates.items():
-        try:
-            dates[field] = parse_date_value(text, tz=tz)
-        except AmbiguousTime:
-            issue(field, "ambiguous_time", f"{field} {text!r} has no zone and no timezone is set")
-        except InvalidDate as exc:
-            issue(field, "invalid_date", str(exc))
-    for field in ("exdates", "rdates"):
-        for text in getattr(note, field):
-            try:
-                parse_date_value(text, tz=tz)
-            except AmbiguousTime:
-                issue(
-                    field, "ambiguous_time", f"{field} {text!r} has no zone and no timezone is set"
-                )
-            except InvalidDate as exc:
-                issue(field, "invalid_date", str(exc))
-    if note.recurrence is not None or note.rdates:
-        _check_recurrence(note, dates.get("occurred_at"), tz, issue)
-    return dates, tz, issues
-
-
-def _check_recurrence(
-    note: Note, anchor: DateValue | None, tz: str | None, issue: Callable[[str, str, str], None]
-) -> None:
-    """Report what `RecurrenceSet.of` refuses: validation and expansion are one rule."""
-    field = "recurrence" if note.recurrence is not None else "rdates"
-    if anchor is None:
-        issue(field, "invalid_recurrence", "A recurrence needs an occurred_at anchor")
-        return
-    try:
-        RecurrenceSet.of(
-            anchor=anchor, rule=note.recurrence, exdates=note.exdates, rdates=note.rdates, tz=tz
-        )
-    except InvalidRecurrence as exc:
-        blamed = exc.field
-        if exc.issue == "recurrence_needs_timezone" and "timezone" in note.lines:
-            blamed = "timezone"
-        issue(blamed, exc.issue, str(exc))
+    seen = {start}
+    current = successor(start)
+    while current is not None and current not in seen:
+        yield current
+        seen.add(current)
+        current = successor(current)

@@ -5,7 +5,16 @@ import inspect
 
 import pytest
 
-PACKAGES = ["vault", "temporal", "graph", "api"]
+PACKAGES = [
+    "vault",
+    "temporal",
+    "temporal.calendar",
+    "temporal.store",
+    "temporal.reconcile",
+    "temporal.queries",
+    "graph",
+    "api",
+]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

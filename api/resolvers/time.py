@@ -3,7 +3,16 @@ from __future__ import annotations
 import strawberry
 
 import temporal
-from api.args import bound_us, decode_offset, encode_cursor, page_size
+from api.args import (
+    bound_us,
+    decode_offset,
+    encode_cursor,
+    optional_bound_us,
+    page_size,
+    source_grouping,
+    time_range,
+    zone,
+)
 from api.context import Context, Info
 from api.types.common import PageInfo, RecordRef
 from api.types.time import (
@@ -16,7 +25,6 @@ from api.types.time import (
     TimelineResult,
 )
 from temporal import Eligibility, TimeField, TimelineGroup
-from vault import InvalidInput
 
 __all__ = ["chronicle_day", "chronicle_last_seen", "chronicle_since", "occurrences", "timeline"]
 
@@ -41,18 +49,12 @@ def timeline(
     """Dated records, optionally of one entity, grouped by source on request."""
     context = info.context
     size = page_size(first)
-    tz = _zone(timezone)
-    since_us, until_us = _range(since, until)
-    as_of_us = bound_us(as_of, name="asOf") if as_of is not None else None
+    tz = zone(timezone)
+    since_us, until_us = time_range(since, until)
+    as_of_us = optional_bound_us(as_of, name="asOf")
     field = time_field or TimeField.OCCURRED_AT
     grouping = group or TimelineGroup.NONE
-    if grouping is TimelineGroup.SOURCE:
-        if entity is None:
-            raise InvalidInput("Argument 'group': SOURCE needs an 'entity'")
-        if kind is not None:
-            raise InvalidInput("Argument 'group': SOURCE rows are sources; drop 'kind'")
-        if field is not TimeField.OCCURRED_AT:
-            raise InvalidInput("Argument 'group': SOURCE dates rows by occurrence time only")
+    source_grouping(grouping, entity=entity, kind=kind, time_field=field)
     query = temporal.TimelineQuery(
         entity=str(entity) if entity is not None else None,
         kind=context.type_name(kind),
@@ -88,7 +90,7 @@ def chronicle_day(
     """Everything that occurred on one local day, or in its Monday-Sunday week."""
     context = info.context
     size = page_size(first)
-    tz = _zone(timezone)
+    tz = zone(timezone)
     day = temporal.parse_local_date(date, name="date")
     span = temporal.week_of(day, tz) if week else temporal.local_day(day, tz)
     scopes = context.readable(scope)
@@ -121,8 +123,8 @@ def chronicle_since(
     """Occurrence-time range, oldest first."""
     context = info.context
     size = page_size(first)
-    tz = _zone(timezone)
-    since_us, until_us = _range(since, until)
+    tz = zone(timezone)
+    since_us, until_us = time_range(since, until)
     assert since_us is not None
     scopes = context.readable(scope)
     offset = _offset(context, scopes, after)
@@ -149,7 +151,7 @@ def chronicle_last_seen(
 ) -> LastSeenResult:
     """The latest dated record associated with an entity at or before a bound (default now)."""
     context = info.context
-    tz = _zone(timezone)
+    tz = zone(timezone)
     bound = context.now_us
     if occurred_on_or_before is not None:
         bound = bound_us(occurred_on_or_before, name="occurredOnOrBefore", upper=True)
@@ -177,8 +179,8 @@ def occurrences(
     """Expanded occurrences of one recurring record inside a closed range."""
     context = info.context
     size = page_size(first, default=100)
-    tz = _zone(timezone)
-    since_us, until_us = _range(since, until)
+    tz = zone(timezone)
+    since_us, until_us = time_range(since, until)
     assert since_us is not None and until_us is not None
     scopes = context.readable(scope)
     offset = _offset(context, scopes, after)
@@ -195,23 +197,6 @@ def occurrences(
         page_info=PageInfo(has_next_page=last < len(found.occurrences), end_cursor=end),
         meta=context.meta(scopes, found.degraded),
     )
-
-
-def _zone(name: str | None) -> str:
-    zone = "UTC" if name is None else name
-    try:
-        temporal.timezone(zone)
-    except InvalidInput as exc:
-        raise InvalidInput(f"Argument 'timezone': {exc}") from exc
-    return zone
-
-
-def _range(since: str | None, until: str | None) -> tuple[int | None, int | None]:
-    since_us = bound_us(since, name="since") if since is not None else None
-    until_us = bound_us(until, name="until", upper=True) if until is not None else None
-    if since_us is not None and until_us is not None and since_us > until_us:
-        raise InvalidInput(f"Argument 'since' ({since}) is after 'until' ({until})")
-    return since_us, until_us
 
 
 def _offset(context: Context, scopes: list[str], after: str | None) -> int:

@@ -6,7 +6,7 @@ from typing import Self
 import strawberry
 
 import temporal
-from api.args import query_bound
+from api.args import optional_bound_us
 from api.types.common import (
     Count,
     Coverage,
@@ -127,8 +127,8 @@ class RecordFilter:
             lifecycle=self.lifecycle or temporal.LifecycleFilter.ACTIVE,
             scope=self.scope,
             time_field=self.time_field or temporal.TimeField.OCCURRED_AT,
-            since=query_bound(self.since, name="filter.since"),
-            until=query_bound(self.until, name="filter.until", upper=True),
+            since_us=optional_bound_us(self.since, name="filter.since"),
+            until_us=optional_bound_us(self.until, name="filter.until", upper=True),
         )
 
 

@@ -66,7 +66,7 @@ class TimelineEntry:
     sources: list[RecordRef]
 
     @classmethod
-    def from_domain(cls, e: temporal.Entry) -> Self:
+    def from_domain(cls, e: temporal.TimelineEntry) -> Self:
         return cls(
             record=RecordRef.from_domain(e.record),
             date=DateValue.from_domain(e.date) if e.date is not None else None,

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 import temporal
-from temporal.tables import search_objects, search_table, search_triggers
+from temporal.store import search_objects, search_table, search_triggers
 
 KEYS = "rowid, path, id, scope, kind, type, tags, lifecycle, eligible"
 

@@ -9,15 +9,13 @@ import pytest
 
 from temporal import (
     ClockRelation,
-    clock_sql,
     format_instant,
-    local_date,
     local_day,
-    parse_date_value,
     parse_local_date,
     parse_query_bound,
     week_of,
 )
+from temporal.calendar import clock_sql, local_date, parse_date_value
 from vault import InvalidDate, UnknownTimezone
 
 HOUR = 3_600_000_000

@@ -11,9 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import temporal
-from temporal.clock import ClockRelation, clock_sql, local_date, local_day
-from temporal.listing import first_standing, listing
-from temporal.rows import Scan, entity_paths, entity_rows
+from temporal.calendar import ClockRelation, clock_sql, local_date, local_day
+from temporal.queries import Scan, entity_paths, entity_rows, first_standing, listing
 
 NOW = 1_800_000_000_000_000  # 2027-01-15
 

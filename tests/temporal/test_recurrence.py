@@ -9,9 +9,11 @@ import pytest
 from dateutil import rrule as dateutil_rrule
 from hypothesis import given, settings, strategies as st
 
-from temporal import Occurrence, RecurrenceSet, Walk, note_dates, parse_date_value
-from temporal.recurrence import MAX_STEPS, _dateutil_walls, _simple_walls
-from temporal.rrule import _DAYS, parse_rule
+from temporal import Occurrence
+from temporal.calendar import RecurrenceSet, Walk, parse_date_value
+from temporal.calendar.recurrence import MAX_STEPS, _dateutil_walls, _simple_walls
+from temporal.calendar.rrule import _DAYS, parse_rule
+from temporal.reconcile import note_dates
 from vault import InvalidRecurrence, parse_note
 
 NY = "America/New_York"

@@ -8,7 +8,7 @@ import pytest
 
 import temporal
 from temporal import LifecycleFilter, MatchMode, RecordFilter
-from temporal.tables import search_table
+from temporal.store import search_table
 from tests.temporal.helpers import check_search
 from vault import InvalidInput
 
@@ -91,7 +91,7 @@ def run(
     scopes: list[str] | None = None,
     first: int = 100,
     offset: int = 0,
-) -> temporal.SearchPage:
+) -> temporal.queries.SearchPage:
     with store.read() as reader:
         return temporal.search_records(
             reader,
@@ -104,7 +104,7 @@ def run(
         )
 
 
-def ids(page: temporal.SearchPage) -> list[str]:
+def ids(page: temporal.queries.SearchPage) -> list[str]:
     return [h.record.id for h in page.hits]
 
 
@@ -140,7 +140,7 @@ def ids(page: temporal.SearchPage) -> list[str]:
     ],
 )
 def test_search_tokens_cut_and_fold_like_the_index(text: str, tokens: tuple[str, ...]) -> None:
-    assert temporal.search_tokens(text) == tokens
+    assert temporal.queries.search_tokens(text) == tokens
 
 
 @pytest.mark.parametrize(
@@ -157,13 +157,13 @@ def test_search_tokens_cut_and_fold_like_the_index(text: str, tokens: tuple[str,
 )
 def test_search_tokens_out_of_bounds_name_the_query(text: str, message: str) -> None:
     with pytest.raises(InvalidInput, match=message) as caught:
-        temporal.search_tokens(text)
+        temporal.queries.search_tokens(text)
     assert "'query'" in str(caught.value)
 
 
 def test_search_tokens_accept_the_bounds() -> None:
-    assert len(temporal.search_tokens(" ".join(["w"] * 64))) == 64
-    assert temporal.search_tokens("x" * 500) == ("x" * 500,)
+    assert len(temporal.queries.search_tokens(" ".join(["w"] * 64))) == 64
+    assert temporal.queries.search_tokens("x" * 500) == ("x" * 500,)
 
 
 def test_title_outranks_alias_outranks_body(store: temporal.Store) -> None:
@@ -223,7 +223,7 @@ def test_any_reports_the_tokens_each_record_matched(store: temporal.Store) -> No
 )
 def test_fts_syntax_in_the_query_is_inert(store: temporal.Store, query: str) -> None:
     page = run(store, query, mode=MatchMode.ANY)
-    tokens = set(temporal.search_tokens(query))
+    tokens = set(temporal.queries.search_tokens(query))
     # Every hit holds one of the words, as words; no operator, prefix or column filter ran.
     for hit in page.hits:
         assert set(hit.matches) <= tokens and hit.matches
@@ -413,7 +413,7 @@ QUERIES = [
 ]
 
 
-def everything(store: temporal.Store) -> list[temporal.SearchPage]:
+def everything(store: temporal.Store) -> list[temporal.queries.SearchPage]:
     return [run(store, q, mode=m) for q, m in QUERIES]
 
 
@@ -505,7 +505,7 @@ SCOPED = [
 ]
 
 
-def scoped_pages(store: temporal.Store, scopes: list[str]) -> list[temporal.SearchPage]:
+def scoped_pages(store: temporal.Store, scopes: list[str]) -> list[temporal.queries.SearchPage]:
     """Every query's whole list, and its pages of two."""
     pages = []
     for query, mode in SCOPED:

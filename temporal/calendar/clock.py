@@ -14,7 +14,7 @@ from enum import Enum
 
 import pendulum
 
-from temporal.dates import from_datetime, instant, timezone
+from temporal.calendar.dates import from_datetime, instant, timezone
 from vault import InvalidDate
 
 __all__ = [

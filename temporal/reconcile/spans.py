@@ -17,15 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from temporal.dates import DatePrecision, DateValue
-from temporal.recurrence import RecurrenceSet
+from temporal.calendar import DatePrecision, DateValue, RecurrenceSet
+from temporal.store import TIER_WIDTHS
 from vault import AlmanacError, Note
 
-__all__ = ["PER_RECORD", "TIER_WIDTHS", "span_rows", "tier_of"]
+__all__ = ["PER_RECORD", "span_rows", "tier_of"]
 
 _DAY_US = 86_400_000_000
 PER_RECORD = 2_000
-TIER_WIDTHS: tuple[int | None, ...] = (_DAY_US, 32 * _DAY_US, 367 * _DAY_US, None)
 
 
 def tier_of(start_us: int, stop_us: int) -> int:

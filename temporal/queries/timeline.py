@@ -4,7 +4,7 @@ A time query is a *candidate* query over `spans` (occurrence time; `dates` joine
 anchor row for the other time fields), through an index: a width tier and a start range, or
 the paths associated with an entity. A `spans` row carries its record's filters and clock
 inputs, so SQLite computes each row's clock relation, counts the rows and reads one page of
-them (temporal/listing.py); the rare rows read whole are those of two replacements (a
+them (temporal/queries/listing.py); the rare rows read whole are those of two replacements (a
 `source_event` claim stands for its source meeting; an `ACTIVE` query that matches a superseded
 record lists its current record after the direct matches). Full entries are built for the page.
 """
@@ -15,18 +15,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 
-from temporal.clock import ClockRelation, LocalDay, clock_sql, local_date, local_day
-from temporal.dates import DatePrecision, DateValue, instant, timezone
-from temporal.grouping import by_source
-from temporal.listing import Listing, first_standing, listing, stand_in
-from temporal.records import Record, RecordRef, TimeField
-from temporal.recurrence import Occurrence, RecurrenceSet
-from temporal.rows import (
+from temporal.calendar import (
+    ClockRelation,
+    DatePrecision,
+    DateValue,
+    LocalDay,
+    Occurrence,
+    RecurrenceSet,
+    clock_sql,
+    instant,
+    local_date,
+    local_day,
+    timezone,
+)
+from temporal.queries.grouping import by_source
+from temporal.queries.listing import Listing, first_standing, listing, stand_in
+from temporal.queries.rows import (
     Eligibility,
-    Entry,
     Scan,
     Sql,
     Timeline,
+    TimelineEntry,
     TimelineGroup,
     TimelineQuery,
     association_sql,
@@ -37,6 +46,7 @@ from temporal.rows import (
     show_values,
     window_sql,
 )
+from temporal.records import Record, RecordRef, TimeField
 from temporal.store import Reader, marks
 from vault import AlmanacError
 
@@ -59,7 +69,7 @@ RESPONSE_OCCURRENCES = 10_000
 class LastSeen:
     """The latest dated association of an entity, or why there is none."""
 
-    entry: Entry | None
+    entry: TimelineEntry | None
     reason: str | None
 
 

@@ -15,8 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from temporal.records import TimeField
-from temporal.rows import (
+from temporal.queries.rows import (
     CLOCK,
     LIFECYCLE,
     MORE,
@@ -30,6 +29,7 @@ from temporal.rows import (
     anchor_sql,
     fetch_rows,
 )
+from temporal.records import TimeField, supersession_chain
 from temporal.store import Reader, marks
 
 __all__ = ["Listing", "first_standing", "listing", "stand_in"]
@@ -290,20 +290,20 @@ def _replacements(
 
 def _follow(reader: Reader, path: str, scan: Scan, clock: str, field: TimeField) -> Row | None:
     """The active record at the end of `path`'s `superseded_by` chain, if it passes `scan`."""
-    seen = {path}
-    while True:
+
+    def successor(of: str) -> str | None:
         found = reader.run(
             "SELECT resolved_path FROM targets WHERE path = ? AND field = 'superseded_by'",
-            [path],
+            [of],
         ).fetchone()
-        if found is None or found[0] is None or found[0] in seen:
-            return None
-        path = found[0]
-        seen.add(path)
-        step = replace(scan, candidates=anchor_sql([path], field))
+        return None if found is None else found[0]
+
+    for later in supersession_chain(path, successor):
+        step = replace(scan, candidates=anchor_sql([later], field))
         rows = fetch_rows(reader, step, clock)
         if not rows:
             return None
         if rows[0].lifecycle == "active":
             # Rows are records with a value in the time field: one without none stands in.
             return rows[0] if rows[0].start is not None else None
+    return None

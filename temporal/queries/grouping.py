@@ -8,10 +8,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 
-from temporal.clock import ClockRelation, local_date, utc_date
-from temporal.dates import DatePrecision, DateValue
-from temporal.records import RecordKind, RecordRef
-from temporal.rows import (
+from temporal.calendar import ClockRelation, DatePrecision, DateValue, local_date, utc_date
+from temporal.queries.rows import (
     Eligibility,
     Row,
     Scan,
@@ -24,6 +22,7 @@ from temporal.rows import (
     note_body,
     record_details,
 )
+from temporal.records import RecordKind, RecordRef
 from temporal.store import Reader, marks
 
 __all__ = ["by_source"]

@@ -4,7 +4,8 @@ the compact rows that order, count and filter a result before its page is shown.
 An entity's rows are those of the paths associated with it (table `associations`); a day, week
 or range is one index range per width tier of `spans` (`window_sql`); another time field than
 `occurred_at` values the anchor rows by `dates` (`BY_DATE`). A hub's timeline holds thousands of
-rows: they stay in SQLite or raw tuples (temporal/listing.py), and only a page becomes `Row`s.
+rows: they stay in SQLite or raw tuples (temporal/queries/listing.py), and only a page
+becomes `Row`s.
 """
 
 from __future__ import annotations
@@ -16,15 +17,12 @@ from datetime import date
 from enum import Enum
 from typing import Any
 
-from temporal.clock import ClockRelation
-from temporal.dates import DatePrecision, DateValue
+from temporal.calendar import ClockRelation, DatePrecision, DateValue, Occurrence
 from temporal.records import Locator, RecordKind, RecordRef, TimeField
-from temporal.recurrence import Occurrence
-from temporal.spans import TIER_WIDTHS
-from temporal.store import Reader, marks
+from temporal.store import SPAN_COLUMNS, SPANS, TIER_WIDTHS, Reader, marks
 from vault import NotFound
 
-__all__ = ["Eligibility", "Entry", "Timeline", "TimelineGroup", "TimelineQuery"]
+__all__ = ["Eligibility", "Timeline", "TimelineEntry", "TimelineGroup", "TimelineQuery"]
 
 
 class Eligibility(Enum):
@@ -42,7 +40,7 @@ class TimelineGroup(Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class Entry:
+class TimelineEntry:
     """One timeline row."""
 
     record: RecordRef
@@ -63,7 +61,7 @@ class Entry:
 class Timeline:
     """One page of a time query, with what describes the whole result."""
 
-    entries: list[Entry]
+    entries: list[TimelineEntry]
     total: int
     next_offset: int | None
     as_of_us: int
@@ -89,18 +87,10 @@ class TimelineQuery:
     tz: str = "UTC"
 
 
-# The columns of `spans` (temporal/tables.py); every candidate query yields them.
-SPANS = (
-    "path, idx, start, vend, stop, text, precision, tier, recurring, more, id, scope, type,"
-    " lifecycle, eligible, source_event, due_start, due_end, due_instant, open, occ_start,"
-    " occ_stop, occ_floating, valid_from, valid_until"
-)
-
-
 # The anchor row `a` valued by a `dates` row `d` (another time field than occurred_at).
 BY_DATE = (
     'SELECT a.path, -1 AS idx, d.start, d."end" AS vend, d."end" AS stop, d.text, d.precision, '
-    + ", ".join(f"a.{column.strip()}" for column in SPANS.split(",")[7:])
+    + ", ".join(f"a.{name}" for name, _ in SPAN_COLUMNS[7:])
 )
 
 
@@ -351,7 +341,7 @@ def entity_anchors(entities: Sequence[str]) -> Sql:
     )
 
 
-def build_entries(reader: Reader, rows: Sequence[Row], query: TimelineQuery) -> list[Entry]:
+def build_entries(reader: Reader, rows: Sequence[Row], query: TimelineQuery) -> list[TimelineEntry]:
     shown = [row.standing or row for row in rows]
     vias = [r.via.path for r in rows if r.via is not None]
     refs = record_details(reader, [r.path for r in rows] + [r.path for r in shown] + vias)
@@ -364,7 +354,7 @@ def build_entries(reader: Reader, rows: Sequence[Row], query: TimelineQuery) -> 
             extra = (source, *extra)
         ref, locator = refs[record.path]
         entries.append(
-            Entry(
+            TimelineEntry(
                 record=ref,
                 date=row.value,
                 occurrence=row.occurrence(),

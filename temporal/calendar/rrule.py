@@ -10,14 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from dateutil import rrule as _rr
 
 from vault import InvalidRecurrence
 
-__all__ = ["Rule", "naive_us", "parse_rule"]
+__all__ = ["Rule", "check_matches", "explicit_options", "naive_us", "parse_rule", "period_start"]
 
 _EPOCH = datetime(1970, 1, 1)
 
@@ -201,3 +201,91 @@ def naive_us(wall: datetime) -> int:
     """Microseconds of a naive wall time since the naive epoch (a UTC reading of it)."""
     delta = wall - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def check_matches(start: datetime, rule: Rule, text: str) -> None:
+    """Refuse a rule that can never produce an instance after its anchor.
+
+    dateutil would walk such a rule period by period to year 9999 (seconds of
+    work on every expansion); these are the impossible combinations one can
+    see without walking. dateutil's own refusals (HOURLY;INTERVAL=24;BYHOUR=11)
+    are turned into `InvalidRecurrence` here too, not at expansion.
+
+    Raises:
+        InvalidRecurrence: naming the reason.
+    """
+    options = explicit_options(start, rule)
+    why = None
+    if "bysetpos" in rule.options:
+        # An upper bound of the instances in one period; a BYSETPOS beyond it never picks.
+        days = {_rr.YEARLY: 366, _rr.MONTHLY: 31, _rr.WEEKLY: 7}.get(rule.freq, 1)
+        if "bymonthday" in options and rule.freq == _rr.MONTHLY:
+            days = min(days, len(options["bymonthday"]))
+        if "bymonthday" in options and rule.freq == _rr.YEARLY:
+            days = min(days, len(options["bymonthday"]) * len(options.get("bymonth", range(12))))
+        if "byweekday" in options and rule.freq == _rr.WEEKLY:
+            days = min(days, len(options["byweekday"]))
+        size = days
+        for name, full in (("byhour", 24), ("byminute", 60), ("bysecond", 60)):
+            size *= len(options.get(name, range(full)))
+        if min(abs(p) for p in rule.options["bysetpos"]) > size:
+            why = "every BYSETPOS is beyond the instances a period can have"
+    weekdays = {d if isinstance(d, int) else d.weekday for d in options.get("byweekday", [])}
+    if (
+        rule.freq == _rr.DAILY
+        and rule.interval % 7 == 0
+        and weekdays - {start.weekday()} == weekdays
+    ):
+        why = "every INTERVAL-th day falls on a weekday BYDAY excludes"
+    if rule.freq == _rr.MONTHLY and "bymonth" in options:
+        reachable = {(start.month - 1 + n * rule.interval) % 12 + 1 for n in range(12)}
+        if not reachable & set(options["bymonth"]):
+            why = "every INTERVAL-th month falls outside BYMONTH"
+    if why is None:
+        try:
+            _rr.rrule(rule.freq, dtstart=start, interval=rule.interval, **options)
+        except ValueError as exc:
+            why = str(exc)
+    if why is not None:
+        raise InvalidRecurrence(f"Recurrence {text!r} never matches: {why}")
+
+
+def explicit_options(start: datetime, rule: Rule) -> dict[str, Any]:
+    """dateutil's options with the defaults it would take from DTSTART made explicit."""
+    options = dict(rule.options)
+    freq = rule.freq
+    if not {"byweekno", "byyearday", "bymonthday", "byweekday"} & options.keys():
+        if freq == _rr.YEARLY:
+            options.setdefault("bymonth", [start.month])
+            options["bymonthday"] = [start.day]
+        elif freq == _rr.MONTHLY:
+            options["bymonthday"] = [start.day]
+        elif freq == _rr.WEEKLY:
+            options["byweekday"] = [start.weekday()]
+    if freq < _rr.HOURLY:
+        options.setdefault("byhour", [start.hour])
+    if freq < _rr.MINUTELY:
+        options.setdefault("byminute", [start.minute])
+    if freq < _rr.SECONDLY:
+        options.setdefault("bysecond", [start.second])
+    return options
+
+
+def period_start(start: datetime, rule: Rule) -> datetime:
+    """The start of the period (year, month, week, ...) the rule's anchor falls in."""
+    freq = rule.freq
+    day = datetime(start.year, start.month, start.day)
+    if freq == _rr.YEARLY:
+        return day.replace(month=1, day=1)
+    if freq == _rr.MONTHLY:
+        return day.replace(day=1)
+    if freq == _rr.WEEKLY:
+        wkst = rule.options.get("wkst", 0)
+        return day - timedelta(days=(day.weekday() - wkst) % 7)
+    if freq == _rr.DAILY:
+        return day
+    if freq == _rr.HOURLY:
+        return start.replace(minute=0, second=0, microsecond=0)
+    if freq == _rr.MINUTELY:
+        return start.replace(second=0, microsecond=0)
+    return start.replace(microsecond=0)

@@ -13,18 +13,27 @@ import sqlite_utils
 __all__ = [
     "ASSOCIATE",
     "FINGERPRINT",
+    "INSERT_NOTE",
     "MIGRATIONS",
+    "NOTE_COLUMNS",
     "PROJECTION_DDL",
     "PROJECTION_INDEXES",
     "PROJECTION_TABLES",
     "SEARCH_KEYS_FILL",
     "SEARCH_TABLES",
     "SEARCH_TRIGGERS",
+    "SPANS",
+    "SPAN_COLUMNS",
+    "TARGET_COLUMNS",
     "search_fill",
     "search_objects",
     "search_table",
     "search_triggers",
 ]
+
+_DAY_US = 86_400_000_000
+# Widths of the span tiers (see temporal/reconcile/spans.py); the last is unbounded.
+TIER_WIDTHS: tuple[int | None, ...] = (_DAY_US, 32 * _DAY_US, 367 * _DAY_US, None)
 
 FINGERPRINT = "almanac-state-17"
 
@@ -44,43 +53,101 @@ PROJECTION_TABLES = (
 # (`search_table`, with its shadow tables) and the filter columns of every note.
 SEARCH_TABLES = ("search_keys", "search_scopes")
 
-# The columns of a `spans` row (temporal/spans.py), also those of an `associations` row.
-_SPAN = """
-    path TEXT NOT NULL, idx INTEGER NOT NULL, start INTEGER, vend INTEGER, stop INTEGER,
-    text TEXT, precision TEXT, tier INTEGER NOT NULL, recurring INTEGER NOT NULL,
-    more INTEGER NOT NULL, id TEXT NOT NULL, scope TEXT NOT NULL, type TEXT NOT NULL,
-    lifecycle TEXT NOT NULL, eligible INTEGER NOT NULL, source_event INTEGER NOT NULL,
-    due_start INTEGER, due_end INTEGER, due_instant INTEGER, open INTEGER NOT NULL,
-    occ_start INTEGER, occ_stop INTEGER, occ_floating INTEGER, valid_from INTEGER,
-    valid_until INTEGER
-"""
+# The columns of a `spans` row (temporal/reconcile/spans.py), also those of an `associations`
+# row: the writer makes them in this order, every timeline candidate query reads them so.
+SPAN_COLUMNS = (
+    ("path", "TEXT NOT NULL"),
+    ("idx", "INTEGER NOT NULL"),
+    ("start", "INTEGER"),
+    ("vend", "INTEGER"),
+    ("stop", "INTEGER"),
+    ("text", "TEXT"),
+    ("precision", "TEXT"),
+    ("tier", "INTEGER NOT NULL"),
+    ("recurring", "INTEGER NOT NULL"),
+    ("more", "INTEGER NOT NULL"),
+    ("id", "TEXT NOT NULL"),
+    ("scope", "TEXT NOT NULL"),
+    ("type", "TEXT NOT NULL"),
+    ("lifecycle", "TEXT NOT NULL"),
+    ("eligible", "INTEGER NOT NULL"),
+    ("source_event", "INTEGER NOT NULL"),
+    ("due_start", "INTEGER"),
+    ("due_end", "INTEGER"),
+    ("due_instant", "INTEGER"),
+    ("open", "INTEGER NOT NULL"),
+    ("occ_start", "INTEGER"),
+    ("occ_stop", "INTEGER"),
+    ("occ_floating", "INTEGER"),
+    ("valid_from", "INTEGER"),
+    ("valid_until", "INTEGER"),
+)
+SPANS = ", ".join(name for name, _ in SPAN_COLUMNS)
+_SPAN = ", ".join(f"{name} {decl}" for name, decl in SPAN_COLUMNS)
+
+# The columns of a `notes` row, in the order the writer makes them (temporal/reconcile/intake.py).
+NOTE_COLUMNS = (
+    ("path", "TEXT PRIMARY KEY"),
+    ("id", "TEXT NOT NULL"),
+    ("scope", "TEXT NOT NULL"),
+    ("slug", "TEXT NOT NULL"),
+    ("kind", "TEXT NOT NULL"),
+    ("type", "TEXT NOT NULL"),
+    ("title", "TEXT NOT NULL"),
+    ("aliases", "TEXT NOT NULL"),
+    ("tags", "TEXT NOT NULL"),
+    ("lifecycle", "TEXT NOT NULL"),
+    ("superseded_by", "TEXT"),
+    ("state", "TEXT"),
+    ("relation", "TEXT"),
+    ("weight", "REAL"),
+    ("source_event", "INTEGER NOT NULL"),
+    ("timezone", "TEXT"),
+    ("recurrence", "TEXT"),
+    ("exdates", "TEXT NOT NULL"),
+    ("rdates", "TEXT NOT NULL"),
+    ("body", "TEXT NOT NULL"),
+    ("body_line", "INTEGER NOT NULL"),
+    ("line_count", "INTEGER NOT NULL"),
+    ("revision", "TEXT NOT NULL"),
+    ("extra", "TEXT NOT NULL"),
+    ("lines", "TEXT NOT NULL"),
+    ("valid", "INTEGER NOT NULL"),
+    ("eligible", "INTEGER NOT NULL"),
+)
+# The columns of a `targets` row: a link or reference as written, and what it resolved to.
+TARGET_COLUMNS = (
+    ("path", "TEXT NOT NULL"),
+    ("field", "TEXT NOT NULL"),
+    ("ord", "INTEGER NOT NULL"),
+    ("kind", "TEXT NOT NULL"),
+    ("text", "TEXT NOT NULL"),
+    ("line", "INTEGER"),
+    ("target", "TEXT NOT NULL"),
+    ("key_lower", "TEXT NOT NULL"),
+    ("key_norm", "TEXT NOT NULL"),
+    ("resolved", "TEXT"),
+    ("resolved_path", "TEXT"),
+    ("status", "TEXT NOT NULL"),
+)
+INSERT_NOTE = f"INSERT INTO notes VALUES ({','.join('?' * len(NOTE_COLUMNS))})"
+_NOTE = ", ".join(f"{name} {decl}" for name, decl in NOTE_COLUMNS)
+_TARGET = ", ".join(f"{name} {decl}" for name, decl in TARGET_COLUMNS)
 
 PROJECTION_DDL = f"""
 CREATE TABLE files (
     path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ino INTEGER, revision TEXT
 ) WITHOUT ROWID;
-CREATE TABLE notes (
-    path TEXT PRIMARY KEY, id TEXT NOT NULL, scope TEXT NOT NULL, slug TEXT NOT NULL,
-    kind TEXT NOT NULL, type TEXT NOT NULL, title TEXT NOT NULL, aliases TEXT NOT NULL,
-    tags TEXT NOT NULL, lifecycle TEXT NOT NULL, superseded_by TEXT, state TEXT,
-    relation TEXT, weight REAL, source_event INTEGER NOT NULL, timezone TEXT,
-    recurrence TEXT, exdates TEXT NOT NULL, rdates TEXT NOT NULL, body TEXT NOT NULL,
-    body_line INTEGER NOT NULL, line_count INTEGER NOT NULL, revision TEXT NOT NULL,
-    extra TEXT NOT NULL, lines TEXT NOT NULL, valid INTEGER NOT NULL,
-    eligible INTEGER NOT NULL
-);
+CREATE TABLE notes ({_NOTE});
 CREATE TABLE dates (
     path TEXT NOT NULL, field TEXT NOT NULL, text TEXT NOT NULL, precision TEXT NOT NULL,
     start INTEGER NOT NULL, "end" INTEGER NOT NULL
 );
--- The occurrence projection (temporal/spans.py): anchors (idx -1) and materialised occurrences,
--- each with its record's filters and clock inputs, so a time query reads this table alone.
+-- The occurrence projection (temporal/reconcile/spans.py): anchors (idx -1) and materialised
+-- occurrences, each with its record's filters and clock inputs, so a time query reads this
+-- table alone.
 CREATE TABLE spans ({_SPAN}, PRIMARY KEY (path, idx)) WITHOUT ROWID;
-CREATE TABLE targets (
-    path TEXT NOT NULL, field TEXT NOT NULL, ord INTEGER NOT NULL, kind TEXT NOT NULL,
-    text TEXT NOT NULL, line INTEGER, target TEXT NOT NULL, key_lower TEXT NOT NULL,
-    key_norm TEXT NOT NULL, resolved TEXT, resolved_path TEXT, status TEXT NOT NULL
-);
+CREATE TABLE targets ({_TARGET});
 -- Every edge of SPEC section 5, read off the resolved targets: a record's own fields and links
 -- (evidence: the record, located at the field's or link's line) and relationships (from -> to,
 -- evidence: the relationship, located at its whole file). Claims and relationships carry their
@@ -109,7 +176,7 @@ LEFT JOIN dates vf ON vf.path = n.path AND vf.field = 'valid_from'
 LEFT JOIN dates vu ON vu.path = n.path AND vu.field = 'valid_until'
 WHERE n.kind = 'relationship' AND n.valid = 1;
 -- A claim's or relationship's source, by the entity it is about: what a timeline of that
--- entity reaches through "source associations" (temporal/timeline.py), read by index.
+-- entity reaches through "source associations" (temporal/queries/timeline.py), read by index.
 CREATE TABLE sources (
     path TEXT NOT NULL, entity TEXT NOT NULL, source TEXT NOT NULL, eligible INTEGER NOT NULL
 );

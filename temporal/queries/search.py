@@ -26,9 +26,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from temporal.records import LifecycleFilter, Locator, RecordKind, RecordRef
-from temporal.store import Reader, RecordFilter, marks
-from temporal.tables import search_table
+from temporal.records import (
+    LifecycleFilter,
+    Locator,
+    RecordKind,
+    RecordRef,
+    supersession_chain,
+)
+from temporal.store import Reader, RecordFilter, marks, search_table
 from vault import InvalidInput
 
 __all__ = [
@@ -50,7 +55,7 @@ _SNIPPET_BEFORE = 60  # characters of context kept before the first match
 _SNIPPET_CHARS = 200  # longest snippet
 # Marker pairs for highlight(): the first pair that no body of the page contains is used.
 _MARKERS = (("\ue000", "\ue001"), ("\ue002", "\ue003"), ("\U000f0000", "\U000f0001"))
-_TOKENIZER = "unicode61 remove_diacritics 2"  # as in temporal/tables.py
+_TOKENIZER = "unicode61 remove_diacritics 2"  # as in temporal/store/tables.py
 
 
 class MatchMode(Enum):
@@ -314,20 +319,28 @@ def _replacements(
         " JOIN notes m ON m.path = t.resolved_path"
         " WHERE t.path = ? AND t.field = 'superseded_by' AND t.status = 'resolved'"
     )
+    lifecycles: dict[str, str] = {}
+
+    def successor(of: str) -> str | None:
+        """The eligible record `of` is superseded by (its lifecycle remembered), or None."""
+        step = reader.run(step_sql, [of]).fetchone()
+        if step is None or not step[2]:
+            return None
+        lifecycles[step[0]] = step[1]
+        return str(step[0])
+
     found: list[tuple[_Row, _Row]] = []
     seen: set[str] = set()
     for old in matched:
-        path, visited, current = old.path, {old.path}, None
-        while True:  # `visited` ends the walk on a cycle
-            step = reader.run(step_sql, [path]).fetchone()
-            if step is None or not step[2] or step[0] in visited:
-                break
-            path = step[0]
-            visited.add(path)
-            if step[1] == "active":
+        current = None
+        for path in supersession_chain(old.path, successor):
+            if lifecycles[path] == "active":
                 current = path
                 break
-            if step[1] != "superseded" or not reader.run(pass_sql, [path, *params]).fetchone():
+            if (
+                lifecycles[path] != "superseded"
+                or not reader.run(pass_sql, [path, *params]).fetchone()
+            ):
                 break  # a chain through a filtered-out record returns nothing
         if current is None or current in seen:
             continue

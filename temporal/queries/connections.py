@@ -1,19 +1,17 @@
 """What the graph projection reads from the state database: nodes, edges and declared names.
 
-The `edges` view (temporal/tables.py) holds every edge of every valid note, eligible or not;
+The `edges` view (temporal/store/tables.py) holds every edge of every valid note, eligible or not;
 the projection in `graph` keeps those whose ends and evidence are eligible. Rows are turned
 into dataclasses here, so no SQLite row leaves `temporal`.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from temporal.records import RecordKind, RecordRef
-from temporal.store import Reader, Store
-from vault import InvalidInput
+from temporal.store import Reader, Store, chunks, marks, run
 
 __all__ = [
     "EdgeRow",
@@ -24,8 +22,6 @@ __all__ = [
     "node_rows",
     "seed_matches",
 ]
-
-_CHUNK = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +76,8 @@ def node_rows(
         return [_node(r) for r in source.conn.execute(sql)]
     found: dict[str, NodeRow] = {}
     for column, keys in (("path", paths or ()), ("id", ids or ())):
-        for chunk in _chunks(sorted(set(keys))):
-            query = f"{sql} AND {column} IN ({','.join('?' * len(chunk))})"
+        for chunk in chunks(sorted(set(keys))):
+            query = f"{sql} AND {column} IN ({marks(chunk)})"
             for row in source.conn.execute(query, chunk):
                 found[row[0]] = _node(row)
     return [found[p] for p in sorted(found)]
@@ -100,8 +96,8 @@ def edge_rows(source: Store | Reader, *, paths: Collection[str] | None = None) -
     if paths is None:
         return [EdgeRow(*row) for row in source.conn.execute(sql)]
     out: list[EdgeRow] = []
-    for chunk in _chunks(sorted(set(paths))):
-        query = f"{sql} WHERE e.path IN ({','.join('?' * len(chunk))})"
+    for chunk in chunks(sorted(set(paths))):
+        query = f"{sql} WHERE e.path IN ({marks(chunk)})"
         out.extend(EdgeRow(*row) for row in source.conn.execute(query, chunk))
     return out
 
@@ -115,15 +111,14 @@ def declared_names(
         key -> [(scope, record)], ordered by (record id, scope).
     """
     found: dict[str, list[tuple[str, RecordRef]]] = {}
-    marks = ",".join("?" * len(scopes)) or "NULL"
-    for chunk in _chunks(sorted(set(keys))):
+    for chunk in chunks(sorted(set(keys))):
         sql = (
             "SELECT DISTINCT m.key, n.scope, n.id, n.kind, n.type, n.title FROM names m"
             " JOIN notes n ON n.path = m.path WHERE +n.eligible = 1"
-            f" AND +n.scope IN ({marks}) AND m.key IN ({','.join('?' * len(chunk))})"
+            f" AND +n.scope IN ({marks(scopes)}) AND m.key IN ({marks(chunk)})"
             " ORDER BY n.id, n.scope"
         )
-        for key, scope, rid, kind, rtype, title in _run(reader.conn, sql, [*scopes, *chunk]):
+        for key, scope, rid, kind, rtype, title in run(reader.conn, sql, [*scopes, *chunk]):
             found.setdefault(key, []).append(
                 (scope, RecordRef(rid, RecordKind(kind), rtype, title))
             )
@@ -132,31 +127,18 @@ def declared_names(
 
 def seed_matches(reader: Reader, name: str, scopes: Sequence[str]) -> list[tuple[str, RecordRef]]:
     """Eligible records whose exact id or slug is `name`, as (scope, record), by (id, scope)."""
-    marks = ",".join("?" * len(scopes)) or "NULL"
     sql = (
         "SELECT n.scope, n.id, n.kind, n.type, n.title FROM notes n WHERE +n.eligible = 1"
-        f" AND +n.scope IN ({marks}) AND n.path IN ("
+        f" AND +n.scope IN ({marks(scopes)}) AND n.path IN ("
         " SELECT path FROM notes WHERE id = ? UNION SELECT path FROM notes WHERE slug = ?)"
         " ORDER BY n.id, n.scope"
     )
     return [
         (scope, RecordRef(rid, RecordKind(kind), rtype, title))
-        for scope, rid, kind, rtype, title in _run(reader.conn, sql, [*scopes, name, name])
+        for scope, rid, kind, rtype, title in run(reader.conn, sql, [*scopes, name, name])
     ]
 
 
 def _node(row: tuple[str, str, str, str, str, str, str, int]) -> NodeRow:
     path, scope, rid, kind, rtype, title, lifecycle, eligible = row
     return NodeRow(path, scope, rid, RecordKind(kind), rtype, title, lifecycle, bool(eligible))
-
-
-def _chunks(items: list[str]) -> Iterator[list[str]]:
-    for i in range(0, len(items), _CHUNK):
-        yield items[i : i + _CHUNK]
-
-
-def _run(conn: sqlite3.Connection, sql: str, params: Sequence[object]) -> sqlite3.Cursor:
-    try:
-        return conn.execute(sql, params)
-    except UnicodeEncodeError as exc:
-        raise InvalidInput("Text arguments must be valid Unicode (no lone surrogates)") from exc

@@ -32,12 +32,18 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
-from typing import Any
 
 from dateutil import rrule as _rr
 
-from temporal.dates import DatePrecision, DateValue, parse_date_value, timezone
-from temporal.rrule import Rule, naive_us, parse_rule
+from temporal.calendar.dates import DatePrecision, DateValue, parse_date_value, timezone
+from temporal.calendar.rrule import (
+    Rule,
+    check_matches,
+    explicit_options,
+    naive_us,
+    parse_rule,
+    period_start,
+)
 from vault import InvalidDate, InvalidRecurrence
 
 __all__ = ["MAX_STEPS", "Occurrence", "RecurrenceSet", "Walk"]
@@ -177,7 +183,7 @@ class RecurrenceSet:
             duration = ends.end_us - anchor.start_us
         checked = None if rule is None else parse_rule(rule, floating=floating)
         if checked is not None:
-            _check_matches(start_wall, checked, rule or "")
+            check_matches(start_wall, checked, rule or "")
         extras = [anchor.start_us]
         for text in rdates:
             value = _item(text, tz, "rdates", floating)
@@ -358,7 +364,7 @@ def _simple_walls(start: datetime, rule: Rule) -> Iterator[datetime]:
         days = [d.weekday for d in rule.options.get("byweekday", [_rr.weekday(start.weekday())])]
         offsets = [timedelta(days=n) for n in sorted({(d - wkst) % 7 for d in days})]
         step = timedelta(days=7 * rule.interval)
-        base = _period_start(start, rule)
+        base = period_start(start, rule)
     offsets = [offset + clock for offset in offsets]
     try:
         while True:
@@ -384,10 +390,10 @@ def _dateutil_walls(start: datetime, rule: Rule) -> Iterator[datetime]:
     micro = start.microsecond
     walls = _rr.rrule(
         rule.freq,
-        dtstart=_period_start(start, rule),
+        dtstart=period_start(start, rule),
         interval=rule.interval,
         until=rule.until_wall,
-        **_explicit_options(start, rule),
+        **explicit_options(start, rule),
     )
     for wall in walls:
         wall = wall.replace(microsecond=micro) if micro else wall
@@ -453,90 +459,3 @@ def _item(text: str, tz: str | None, field: str, floating: bool) -> DateValue | 
             f"{field} {text!r} is a time, but the anchor is a date (YYYY-MM-DD)", field=field
         )
     return value
-
-
-def _check_matches(start: datetime, rule: Rule, text: str) -> None:
-    """Refuse a rule that can never produce an instance after its anchor.
-
-    dateutil would walk such a rule period by period to year 9999 (seconds of
-    work on every expansion); these are the impossible combinations one can
-    see without walking. dateutil's own refusals (HOURLY;INTERVAL=24;BYHOUR=11)
-    are turned into `InvalidRecurrence` here too, not at expansion.
-
-    Raises:
-        InvalidRecurrence: naming the reason.
-    """
-    options = _explicit_options(start, rule)
-    why = None
-    if "bysetpos" in rule.options:
-        # An upper bound of the instances in one period; a BYSETPOS beyond it never picks.
-        days = {_rr.YEARLY: 366, _rr.MONTHLY: 31, _rr.WEEKLY: 7}.get(rule.freq, 1)
-        if "bymonthday" in options and rule.freq == _rr.MONTHLY:
-            days = min(days, len(options["bymonthday"]))
-        if "bymonthday" in options and rule.freq == _rr.YEARLY:
-            days = min(days, len(options["bymonthday"]) * len(options.get("bymonth", range(12))))
-        if "byweekday" in options and rule.freq == _rr.WEEKLY:
-            days = min(days, len(options["byweekday"]))
-        size = days
-        for name, full in (("byhour", 24), ("byminute", 60), ("bysecond", 60)):
-            size *= len(options.get(name, range(full)))
-        if min(abs(p) for p in rule.options["bysetpos"]) > size:
-            why = "every BYSETPOS is beyond the instances a period can have"
-    weekdays = {d if isinstance(d, int) else d.weekday for d in options.get("byweekday", [])}
-    if (
-        rule.freq == _rr.DAILY
-        and rule.interval % 7 == 0
-        and weekdays - {start.weekday()} == weekdays
-    ):
-        why = "every INTERVAL-th day falls on a weekday BYDAY excludes"
-    if rule.freq == _rr.MONTHLY and "bymonth" in options:
-        reachable = {(start.month - 1 + n * rule.interval) % 12 + 1 for n in range(12)}
-        if not reachable & set(options["bymonth"]):
-            why = "every INTERVAL-th month falls outside BYMONTH"
-    if why is None:
-        try:
-            _rr.rrule(rule.freq, dtstart=start, interval=rule.interval, **options)
-        except ValueError as exc:
-            why = str(exc)
-    if why is not None:
-        raise InvalidRecurrence(f"Recurrence {text!r} never matches: {why}")
-
-
-def _explicit_options(start: datetime, rule: Rule) -> dict[str, Any]:
-    """dateutil's options with the defaults it would take from DTSTART made explicit."""
-    options = dict(rule.options)
-    freq = rule.freq
-    if not {"byweekno", "byyearday", "bymonthday", "byweekday"} & options.keys():
-        if freq == _rr.YEARLY:
-            options.setdefault("bymonth", [start.month])
-            options["bymonthday"] = [start.day]
-        elif freq == _rr.MONTHLY:
-            options["bymonthday"] = [start.day]
-        elif freq == _rr.WEEKLY:
-            options["byweekday"] = [start.weekday()]
-    if freq < _rr.HOURLY:
-        options.setdefault("byhour", [start.hour])
-    if freq < _rr.MINUTELY:
-        options.setdefault("byminute", [start.minute])
-    if freq < _rr.SECONDLY:
-        options.setdefault("bysecond", [start.second])
-    return options
-
-
-def _period_start(start: datetime, rule: Rule) -> datetime:
-    freq = rule.freq
-    day = datetime(start.year, start.month, start.day)
-    if freq == _rr.YEARLY:
-        return day.replace(month=1, day=1)
-    if freq == _rr.MONTHLY:
-        return day.replace(day=1)
-    if freq == _rr.WEEKLY:
-        wkst = rule.options.get("wkst", 0)
-        return day - timedelta(days=(day.weekday() - wkst) % 7)
-    if freq == _rr.DAILY:
-        return day
-    if freq == _rr.HOURLY:
-        return start.replace(minute=0, second=0, microsecond=0)
-    if freq == _rr.MINUTELY:
-        return start.replace(second=0, microsecond=0)
-    return start.replace(microsecond=0)

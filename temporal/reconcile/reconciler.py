@@ -13,6 +13,7 @@ failed write makes the reconciler reload its memory from the database.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import hashlib
 import json
@@ -22,16 +23,15 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import vault
-from temporal.changeset import ChangeSet, Entry, Guard, Summary, issue_key, snapshot_id
-from temporal.names import NameIndex, Resolution
-from temporal.store import Store
-from temporal.tables import PROJECTION_TABLES
+from temporal.reconcile.changeset import ChangeSet, snapshot_id
+from temporal.reconcile.memory import Memory
+from temporal.reconcile.plan import Summary
+from temporal.store import PROJECTION_TABLES, Store
 from vault import IndexUnavailable, Issue, NoteFile
 from vault.batch import Outcome, read_and_parse, read_in_workers
 
 __all__ = ["ReconcileResult", "Reconciler", "VaultConfig"]
 
-_SENTINEL_HOOK = "ALMANAC_CRASH_AT"
 _BULK = 2000  # parsed notes above which a reconcile rebuilds the secondary indexes once
 _PARALLEL = 5_000  # files to read from which a worker process reads and parses some of them
 _CHUNK = 500  # files per chunk (a chunk's parsed notes fit a pipe's buffer)
@@ -77,6 +77,9 @@ class ReconcileResult:
     # Notes whose links and references were resolved again (changed notes and the notes whose
     # targets a changed name may now reach): the graph projection re-reads their edges.
     resolved_paths: tuple[str, ...] = ()
+    # Whether memory was loaded again on the way (another process wrote the database): the
+    # result then says only what this reconcile changed, not what the other process did.
+    reloaded: bool = False
 
     @property
     def changed(self) -> bool:
@@ -92,29 +95,18 @@ class Reconciler:
         self.root = os.path.realpath(root)
         self.config = config
         self.parallel_from = _PARALLEL
+        # Called with the name of each step of a write ("before-write", "before-commit"): where
+        # crash-consistency tests stop a process, and a place for tracing.
+        self.on_step: Callable[[str], None] = _no_step
         self.loads = 0  # how often memory was loaded from the database (public: tests, metrics)
         self._planning = False  # whether this reconcile's plan began (memory may be ahead)
         self.reload()
 
     def reload(self) -> None:
         """Forget memory and load what the database holds (at start, after a failed reconcile
-        and after another process wrote the database)."""
-        self.names = NameIndex()
-        self.entries: dict[str, Entry] = {}
-        self.keys = vault.KnownStats()  # path -> (size, mtime_ns, inode), also by folder
-        self.revisions: dict[str, str] = {}  # path -> SHA-256 of the bytes last read
-        self.referrers: dict[str, set[str]] = {}
-        self.guards: dict[str, Guard] = {}
-        self.digests: dict[str, int] = {}
-        self.scan_issues: list[Issue] = []
-        self._data_version = -1  # until loaded: a load that fails part-way is loaded again
-        gc_was = gc.isenabled()
-        gc.disable()  # loading makes millions of long-lived objects: nothing for the collector
-        try:
-            self._load()
-        finally:
-            if gc_was:
-                gc.enable()
+        and after another process wrote the database). The one rollback of memory."""
+        self.memory = Memory()  # a load that fails part-way leaves no version: loaded again
+        self.memory = Memory.load(self.store.conn)
         self.loads += 1
 
     # -- public -------------------------------------------------------------------------
@@ -137,19 +129,21 @@ class Reconciler:
         # collector would only rescan the large index again and again (seconds at 100k notes).
         gc_was = gc.isenabled()
         gc.disable()
+        loads = self.loads
         try:
             for _ in range(3):
                 if self._other_writer():
                     self.reload()
                 self._planning = False
                 try:
-                    return self._reconcile(now_us, paths, progress)
+                    result = self._reconcile(now_us, paths, progress)
+                    return dataclasses.replace(result, reloaded=self.loads != loads)
                 except _OtherWriter:
                     self.reload()  # and plan again from what the other process wrote
                 except BaseException:
-                    # The one rollback of memory: a plan changes the name index as it goes, and
-                    # a failed write leaves memory ahead of the database. A failure before the
-                    # plan began (the vault could not be listed) changed nothing to roll back.
+                    # A plan changes the name index as it goes, and a failed write leaves memory
+                    # ahead of the database: it is loaded again. A failure before the plan began
+                    # (the vault could not be listed) changed nothing to roll back.
                     if self._planning:
                         self.reload()
                     raise
@@ -161,7 +155,7 @@ class Reconciler:
     def _other_writer(self) -> bool:
         """Whether another connection committed since this reconciler last read or wrote."""
         version = self.store.conn.execute("PRAGMA data_version").fetchone()[0]
-        return bool(version != self._data_version)
+        return bool(version != self.memory.data_version)
 
     def _reconcile(
         self,
@@ -170,11 +164,12 @@ class Reconciler:
         progress: Callable[[int, int], None] | None,
     ) -> ReconcileResult:
         if paths is None:
-            result = vault.scan(self.root, ordered=False, known=self.keys)
+            result = vault.scan(self.root, ordered=False, known=self.memory.keys)
             scan_issues: list[Issue] = list(result.issues)
             files: dict[str, NoteFile] = {f.path: f for f in result.files}
             # `known` left the unchanged regular files out; a symlinked note is compared here.
-            todo = [p for p, f in files.items() if self.keys.get(p) != (f.size, f.mtime_ns, f.ino)]
+            keys = self.memory.keys
+            todo = [p for p, f in files.items() if keys.get(p) != (f.size, f.mtime_ns, f.ino)]
             todo.extend(result.gone)
         else:
             files, scan_issues = {}, []
@@ -186,17 +181,18 @@ class Reconciler:
                     scan_issues.append(found)
             # A watcher named these: hash them even when size and mtime look the same (a
             # same-size edit within one timestamp tick of a coarse-time file system).
-            todo = [p for p in set(paths) if p in files or p in self.keys]
+            todo = [p for p in set(paths) if p in files or p in self.memory.keys]
         todo.sort()
         # Each changed file goes into the plan as soon as it is parsed (`take`), while the worker
         # process parses on: that work shares the two cores too. The plan changes the name
         # index as it goes, so a failure on the way reloads memory (`reconcile`).
         self._planning = True
-        plan = ChangeSet(self, now_us)
+        plan = ChangeSet(self.memory, self.store.conn, self.config.scope_of, now_us)
         new_stats: dict[str, tuple[int, int, int, str] | None] = {}
         unread: list[Issue] = []
         present = [files[p] for p in todo if p in files]
-        known = {f.path: self.revisions[f.path] for f in present if f.path in self.revisions}
+        revisions = self.memory.revisions
+        known = {f.path: revisions[f.path] for f in present if f.path in revisions}
         aliases = dict(self.config.type_aliases)
         chunks: Iterable[list[Outcome]] = ()
         try:
@@ -234,7 +230,7 @@ class Reconciler:
 
     def snapshot(self, scopes: Iterable[str] | None = None) -> str:
         """The snapshot id of the given scopes (all when None)."""
-        return snapshot_id(self.digests, scopes, self.store.fingerprint)
+        return snapshot_id(self.memory.digests, scopes, self.store.fingerprint)
 
     # -- steps --------------------------------------------------------------------------
 
@@ -253,13 +249,14 @@ class Reconciler:
         if not changes and not new_stats and not scan_changed:
             return ReconcileResult(self.snapshot(), (), (), checked, read, 0, 0)
         done = self._write(plan, new_stats, scan_issues if scan_changed else None, paths)
+        memory = self.memory
         for path, stat in new_stats.items():
             if stat is None:
-                self.keys.pop(path, None)
-                self.revisions.pop(path, None)
+                memory.keys.pop(path, None)
+                memory.revisions.pop(path, None)
             else:
-                self.keys[path] = stat[:3]
-                self.revisions[path] = stat[3]
+                memory.keys[path] = stat[:3]
+                memory.revisions[path] = stat[3]
         return ReconcileResult(
             self.snapshot(),
             done.changed_paths,
@@ -275,9 +272,9 @@ class Reconciler:
         self, scan_issues: list[Issue] | None, paths: Collection[str] | None
     ) -> bool:
         if paths is None:
-            new = sorted(scan_issues or [], key=issue_key)
-            return new != sorted(self.scan_issues, key=issue_key)
-        old = [i for i in self.scan_issues if i.path in set(paths)]
+            new = sorted(scan_issues or [], key=_issue_key)
+            return new != sorted(self.memory.scan_issues, key=_issue_key)
+        old = [i for i in self.memory.scan_issues if i.path in set(paths)]
         return bool(old or scan_issues)
 
     def _write(
@@ -289,11 +286,11 @@ class Reconciler:
     ) -> Summary:
         if not plan.first_load:
             plan.run()  # it reads committed rows: before a bulk write drops their indexes
-        bulk = len(plan.notes) > _BULK and len(plan.notes) > len(self.entries)
+        bulk = len(plan.notes) > _BULK and len(plan.notes) > len(self.memory.entries)
         with self.store.write(checkpoint_later=bulk) as conn:
             if self._other_writer():
                 raise _OtherWriter
-            _hook("before-write")
+            self.on_step("before-write")
             with self.store.bulk(conn, active=bulk) as work:
                 plan.write(conn, work)
                 work.index(*PROJECTION_TABLES)  # the last indexes build while this sums up
@@ -336,86 +333,27 @@ class Reconciler:
                 "INSERT OR REPLACE INTO meta VALUES ('digests', ?)",
                 (json.dumps({k: format(v, "x") for k, v in plan.digests.items()}),),
             )
-            _hook("before-commit")
+            self.on_step("before-commit")
         plan.commit()
         if scan_issues is not None:
             if paths is None:
-                self.scan_issues = list(scan_issues)
+                self.memory.scan_issues = list(scan_issues)
             else:
                 chosen = set(paths)
-                self.scan_issues = [
-                    i for i in self.scan_issues if i.path not in chosen
+                self.memory.scan_issues = [
+                    i for i in self.memory.scan_issues if i.path not in chosen
                 ] + scan_issues
         return done
-
-    def _load(self) -> None:
-        conn = self.store.conn
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
-        for path, size, mtime_ns, ino, revision in conn.execute("SELECT * FROM files"):
-            self.keys[path] = (size, mtime_ns, ino)
-            self.revisions[path] = revision
-        # The normalised titles and aliases are stored: no need to normalise them again.
-        norms: dict[str, list[str]] = {}
-        for path, key in conn.execute("SELECT path, key FROM names"):
-            norms.setdefault(path, []).append(key)
-        query = (
-            "SELECT path, id, scope, kind, valid, lifecycle, revision, eligible, slug FROM notes"
-        )
-        for path, note_id, scope, kind, valid, lifecycle, revision, eligible, slug in conn.execute(
-            query
-        ):
-            entry = Entry(path, note_id, scope, kind, bool(valid), lifecycle, revision, None, ())
-            entry.eligible = bool(eligible)
-            self.entries[path] = entry
-            if valid and lifecycle != "withdrawn":  # as ChangeSet.run indexes them
-                keys = norms.get(path, ())
-                self.names.add(path, id=note_id, slug=slug, scope=scope, names=(), norms=keys)
-        for path, start in conn.execute(
-            "SELECT path, start FROM dates WHERE field = 'reinstated_at'"
-        ):
-            self.entries[path].reinstated_us = start
-        refs: dict[str, list[tuple[str, int, str]]] = {}
-        known: dict[tuple[str, str | None], Resolution] = {}
-        for path, fld, ord_, _kind, text, line, target, resolved_path, status in conn.execute(
-            "SELECT path, field, ord, kind, text, line, target, resolved_path, status"
-            " FROM targets WHERE field <> 'link' OR status = 'ambiguous' ORDER BY path, field, ord"
-        ):
-            entry = self.entries[path]
-            if fld == "link":
-                if status == "ambiguous":
-                    entry.ambiguous_links += ((line, text),)
-                continue
-            refs.setdefault(path, []).append((fld, ord_, target))
-            res = known.get((status, resolved_path))
-            if res is None:
-                res = known[(status, resolved_path)] = Resolution(status, resolved_path)
-            entry.resolved[(fld, ord_)] = res
-            if resolved_path is not None:
-                self.referrers.setdefault(resolved_path, set()).add(path)
-        for path, items in refs.items():
-            self.entries[path].refs = tuple(items)
-        for path, code in conn.execute("SELECT path, code FROM issues WHERE origin = 'derived'"):
-            if code == "resurrection_blocked":
-                self.entries[path].blocked = True
-            elif code == "duplicate_id":
-                self.entries[path].dup = True
-        for row in conn.execute(
-            "SELECT path, line, field, code, message, record_id FROM issues WHERE origin = 'scan'"
-        ):
-            self.scan_issues.append(Issue(*row))
-        for note_id, lifecycle, seen_at, hashes in conn.execute("SELECT * FROM guards"):
-            self.guards[note_id] = Guard(lifecycle, seen_at, set(json.loads(hashes)))
-        row = conn.execute("SELECT value FROM meta WHERE key = 'digests'").fetchone()
-        if row:
-            self.digests = {k: int(v, 16) for k, v in json.loads(row[0]).items()}
-        self._data_version = version
 
 
 class _OtherWriter(Exception):
     """Another process committed to the state database; plan again from what it wrote."""
 
 
-def _hook(name: str) -> None:
-    """Crash-consistency tests kill the process at a named point of the reconcile."""
-    if os.environ.get(_SENTINEL_HOOK) == name:
-        os.kill(os.getpid(), 9)
+def _no_step(name: str) -> None:
+    """What `Reconciler.on_step` does unless set: nothing."""
+
+
+def _issue_key(issue: Issue) -> tuple[str, str, str]:
+    """How scan issues are compared between two scans."""
+    return (issue.path, issue.code, issue.message)

@@ -1,0 +1,20 @@
+"""The reconcile loop, the reconciler's memory, the change set, names and spans."""
+
+from __future__ import annotations
+
+from temporal.reconcile.changeset import snapshot_id
+from temporal.reconcile.dates import note_dates
+from temporal.reconcile.names import NameIndex, Resolution, normalize_name, slug_suffixes
+from temporal.reconcile.reconciler import Reconciler, ReconcileResult, VaultConfig
+
+__all__ = [
+    "NameIndex",
+    "ReconcileResult",
+    "Reconciler",
+    "Resolution",
+    "VaultConfig",
+    "normalize_name",
+    "note_dates",
+    "slug_suffixes",
+    "snapshot_id",
+]

@@ -1,0 +1,235 @@
+"""Resolution and eligibility: guards, references resolved by name, the eligibility fixpoint."""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+
+from temporal.reconcile.derived import chains
+from temporal.reconcile.intake import affected, committed_seen
+from temporal.reconcile.memory import Guard, NoteState
+from temporal.reconcile.names import Resolution, normalize_name
+from temporal.reconcile.plan import Found, Plan, RowEnd, Target
+
+__all__ = ["resolve_links", "run"]
+
+_REQUIRED = {"relationship": ("from", "to"), "claim": ("subject",)}
+_MISSING = Resolution("missing")
+
+
+def run(plan: Plan) -> None:
+    """Work out what the files taken affect: resolution, eligibility, digests."""
+    plan.affected = affected(plan)
+    _guard_and_block(plan)
+    for path in sorted(plan.affected):
+        _resolve(plan, path)
+    _eligibility(plan)
+
+
+def resolve_links(plan: Plan) -> None:
+    """Resolve the links of every note `run` resolved (in memory: no database read)."""
+    for path, links in sorted(plan.links.items()):
+        state = plan.entries[path]
+        rows = _target_rows(plan, path, state, links)
+        state.ambiguous_links = tuple(
+            (line or 0, text)
+            for (_f, _o, _k, text, _t, line), row in zip(links, rows, strict=True)
+            if row[-1] == "ambiguous"
+        )
+        plan.rows[path] += rows
+    plan.links = {}
+
+
+def _guard_and_block(plan: Plan) -> None:
+    """Guard ids seen withdrawn or superseded; block the active copies a guard covers."""
+    for path in sorted(plan.guarded):
+        note = plan.notes[path]
+        guard = plan.guards.get(note.id)
+        if guard is None or _was_live(plan, note.id):
+            # A new guard (or a new withdrawal after a reinstatement): every content seen
+            # so far for this id is stale from now on.
+            guard = Guard(note.lifecycle, plan.now_us, _seen_revisions(plan, note.id))
+        else:
+            guard = Guard(note.lifecycle, guard.seen_at, {*guard.hashes, note.revision})
+        plan.guards[note.id] = guard
+    for path in sorted(plan.affected):
+        state = plan.own(path)
+        guard = plan.guards.get(state.id)
+        reinstated = state.reinstated_us
+        state.blocked = (
+            guard is not None
+            and state.lifecycle == "active"
+            and (
+                state.revision in guard.hashes or reinstated is None or reinstated <= guard.seen_at
+            )
+        )
+
+
+def _was_live(plan: Plan, note_id: str) -> bool:
+    """Whether an active copy of this id was being served (so a guard starts afresh)."""
+    before = [old for _, old in plan.undo if old is not None and old.id == note_id]
+    before += [plan.entries[p] for p in plan.names.paths_with_id(note_id) if p not in plan.notes]
+    return any(e.eligible and e.lifecycle == "active" and not e.blocked for e in before)
+
+
+def _seen_revisions(plan: Plan, note_id: str) -> set[str]:
+    if plan.seen_before is None:
+        plan.seen_before = committed_seen(plan)
+    committed = plan.seen_before.get(note_id, set())
+    return committed | {rev for i, rev in plan.seen if i == note_id}
+
+
+def _resolve(plan: Plan, path: str) -> None:
+    """Resolve a note's references, which eligibility needs; its links wait for the write."""
+    state = plan.own(path)
+    for old in state.resolved.values():
+        if old.path is not None and old.path in plan.referrers:
+            plan.referrers_of(old.path).discard(path)
+    state.resolved = {}
+    links: list[Target]
+    if path in plan.notes:
+        note = plan.notes[path]
+        refs: list[Target] = [(f, o, "ref", t, t, note.lines.get(f)) for f, o, t in state.refs]
+        links = [
+            ("link", i, link.kind, link.text, link.target, link.line)
+            for i, link in enumerate(note.links)
+        ]
+    else:
+        items = plan.conn.execute(
+            "SELECT field, ord, kind, text, target, line FROM targets WHERE path = ?"
+            " ORDER BY field, ord",
+            (path,),
+        ).fetchall()
+        refs = [item for item in items if item[0] != "link"]
+        links = [item for item in items if item[0] == "link"]
+        state.refs = tuple((f, o, t) for f, o, _k, _x, t, _l in refs)
+    plan.rows[path] = _target_rows(plan, path, state, refs)
+    plan.links[path] = links
+
+
+def _target_rows(
+    plan: Plan, path: str, state: NoteState, items: list[Target]
+) -> list[tuple[object, ...]]:
+    """Resolve targets of the note at `path`: its `targets` rows; references are remembered."""
+    rows: list[tuple[object, ...]] = []
+    folder = path.rpartition("/")[0]
+    cache = plan.resolved
+    scope = state.scope if state.valid else None  # an invalid note's targets resolve nothing
+    for fld, ord_, kind, text, target, line in items:
+        found = cache.get((target, kind, scope))
+        if found is None:
+            found = cache[(target, kind, scope)] = _resolution(plan, target, kind, scope)
+        if isinstance(found, list):  # several files of one name: the folder decides
+            found = _with_row_end(plan, target, plan.names.in_folder(found, folder))
+        res, end = found
+        if fld != "link":
+            state.resolved[(fld, ord_)] = res
+            if res.path is not None:
+                plan.referrers_of(res.path).add(path)
+        rows.append((path, fld, ord_, kind, text, line, target, *end))
+    return rows
+
+
+def _resolution(plan: Plan, target: str, kind: str, scope: str | None) -> Found:
+    """How a target resolves in a scope (None: nothing), or the files of its name."""
+    if scope is None:
+        return _with_row_end(plan, target, _MISSING)
+    found = plan.names.resolve(target, kind=kind, scope=scope)
+    return found if isinstance(found, list) else _with_row_end(plan, target, found)
+
+
+def _with_row_end(plan: Plan, target: str, res: Resolution) -> tuple[Resolution, RowEnd]:
+    """A resolution and the end of its `targets` row: keys of the text, and what it found."""
+    lower = unicodedata.normalize("NFC", target).lower()
+    resolved_id = plan.entries[res.path].id if res.path else None
+    return res, (lower, normalize_name(target), resolved_id, res.path, res.status)
+
+
+def _eligibility(plan: Plan) -> None:
+    for path in plan.affected:
+        state = plan.own(path)
+        state.dup = state.valid and len(plan.same_id(state)) > 1
+    # Fixpoint: a flip re-queues every note that depends on the flipped one, until none flips.
+    pending = set(plan.affected)
+    committed = plan.memory.entries
+    for _ in range(len(committed) + len(plan.notes) + 2):
+        if not pending:
+            break
+        memo: dict[str, bool] = {}
+        flipped: set[str] = set()
+        for path in sorted(pending):
+            state = plan.own(path)
+            if path in plan.derived:
+                before: bool | None = state.eligible
+            else:
+                old = committed.get(path)
+                before = old.eligible if old is not None else None
+            value = _eligible(plan, path, memo, set(), pending)
+            if value != before:
+                flipped.add(path)
+            state.eligible = value
+            plan.derived.add(path)
+        pending = set()
+        plan.affected_ids.update(plan.entries[path].id for path in flipped)
+        if plan.first_load:
+            break  # every note was worked out in this first round: none to revisit
+        for path in flipped:
+            # A referrer worked out in this round already saw the new value (memo).
+            pending |= {
+                r for r in plan.referrers.get(path) or () if r in plan.entries and r not in memo
+            }
+    # Dangling references and supersession cycles are read off the targets' state: the
+    # referrers of every changed or derived note, and whole superseded_by chains through
+    # them, get their derived issues recomputed too.
+    if not plan.first_load:
+        touched = plan.derived | set(plan.notes) | {p for p, _ in plan.undo}
+        extra: set[str] = set()
+        for path in touched:
+            extra.update(plan.referrers.get(path) or ())
+            extra.update(plan.memory.referrers.get(path, ()))
+        plan.derived |= {p for p in extra if p in plan.entries}
+        plan.derived |= chains(plan, plan.derived)
+    _digest(plan)
+
+
+def _eligible(
+    plan: Plan, path: str, memo: dict[str, bool], visiting: set[str], pending: set[str]
+) -> bool:
+    if path in memo:
+        return memo[path]
+    state = plan.entries[path]
+    if path not in pending and path not in plan.derived:
+        return state.eligible
+    ok = state.valid and not state.dup and not state.blocked and state.lifecycle != "withdrawn"
+    if ok:
+        visiting.add(path)
+        for fld in _REQUIRED.get(state.kind, ()):
+            res = state.resolved.get((fld, 0))
+            target = res.path if res is not None else None
+            if target is None or target not in plan.entries or target in visiting:
+                ok = False
+                break
+            if not _eligible(plan, target, memo, visiting, pending):
+                ok = False
+                break
+        visiting.discard(path)
+    memo[path] = ok
+    return ok
+
+
+def _digest(plan: Plan) -> None:
+    touched = {p for p, _ in plan.undo} | plan.derived
+    digests = plan.digests
+    for path in touched:
+        old = plan.memory.entries.get(path)
+        if old is not None and old.eligible:
+            digests[old.scope] = digests.get(old.scope, 0) ^ _contribution(old)
+        new = plan.entries.get(path)
+        if new is not None and new.eligible:
+            digests[new.scope] = digests.get(new.scope, 0) ^ _contribution(new)
+    plan.digests = {scope: value for scope, value in digests.items() if value}
+
+
+def _contribution(state: NoteState) -> int:
+    digest = hashlib.sha256(f"{state.id}\0{state.revision}".encode()).digest()
+    return int.from_bytes(digest[:16], "big")

@@ -1,0 +1,51 @@
+"""The schema, the connection and its transactions, bulk loading, the reader."""
+
+from __future__ import annotations
+
+from temporal.store.bulk import Background, Bulk
+from temporal.store.database import Store
+from temporal.store.reader import Count, Reader, RecordFilter, StatusCounts
+from temporal.store.sql import chunks, marks, run
+from temporal.store.tables import (
+    ASSOCIATE,
+    FINGERPRINT,
+    INSERT_NOTE,
+    NOTE_COLUMNS,
+    PROJECTION_TABLES,
+    SEARCH_KEYS_FILL,
+    SPAN_COLUMNS,
+    SPANS,
+    TARGET_COLUMNS,
+    TIER_WIDTHS,
+    search_fill,
+    search_objects,
+    search_table,
+    search_triggers,
+)
+
+__all__ = [
+    "ASSOCIATE",
+    "FINGERPRINT",
+    "INSERT_NOTE",
+    "NOTE_COLUMNS",
+    "PROJECTION_TABLES",
+    "SEARCH_KEYS_FILL",
+    "SPANS",
+    "SPAN_COLUMNS",
+    "TARGET_COLUMNS",
+    "TIER_WIDTHS",
+    "Background",
+    "Bulk",
+    "Count",
+    "Reader",
+    "RecordFilter",
+    "StatusCounts",
+    "Store",
+    "chunks",
+    "marks",
+    "run",
+    "search_fill",
+    "search_objects",
+    "search_table",
+    "search_triggers",
+]

@@ -1,0 +1,274 @@
+"""The reader: queries over one read transaction, returned as dataclasses, never rows."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from temporal.calendar import DatePrecision, DateValue
+from temporal.records import (
+    Lifecycle,
+    LifecycleFilter,
+    LinkRef,
+    Locator,
+    Record,
+    RecordKind,
+    RecordRef,
+    TimeField,
+)
+from temporal.store.sql import chunks, marks, run
+from vault import Issue
+
+__all__ = ["Count", "Reader", "RecordFilter", "StatusCounts"]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordFilter:
+    """Filters of the `records` inventory; `since_us`/`until_us` are inclusive bounds."""
+
+    kind: RecordKind | None = None
+    type: str | None = None
+    tag: str | None = None
+    lifecycle: LifecycleFilter = LifecycleFilter.ACTIVE
+    scope: str | None = None
+    time_field: TimeField = TimeField.OCCURRED_AT
+    since_us: int | None = None
+    until_us: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    """One key of a count table."""
+
+    key: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class StatusCounts:
+    """Counts of the eligible records of the readable scopes."""
+
+    records: int
+    by_kind: tuple[Count, ...]
+    by_type: tuple[Count, ...]
+
+
+class Reader:
+    """Queries over one read transaction; returns dataclasses, never rows."""
+
+    def __init__(self, conn: sqlite3.Connection, fingerprint: str) -> None:
+        self.conn = conn
+        self.fingerprint = fingerprint
+
+    def run(self, sql: str, params: Sequence[object] = ()) -> sqlite3.Cursor:
+        """Execute one statement in this read transaction."""
+        return run(self.conn, sql, params)
+
+    def digests(self) -> dict[str, int]:
+        """Per-scope content digests of this snapshot."""
+        row = self.run("SELECT value FROM meta WHERE key = 'digests'").fetchone()
+        return {k: int(v, 16) for k, v in json.loads(row[0]).items()} if row else {}
+
+    def record(self, record_id: str, scopes: Sequence[str]) -> Record | None:
+        """The eligible record with this id in the readable scopes, or None."""
+        found = self._records(
+            # `+column`: not an index choice, so the planner takes notes_id (see refs).
+            f"SELECT * FROM notes WHERE id = ? AND +eligible = 1 AND +scope IN ({marks(scopes)})",
+            [record_id, *scopes],
+        )
+        return found[0] if found else None
+
+    def records(
+        self, flt: RecordFilter, scopes: Sequence[str], *, first: int, after: str | None
+    ) -> tuple[list[Record], int]:
+        """One page of the inventory, ordered by (id, scope), and the total.
+
+        Args:
+            after: The `page_key` of the last record of the previous page.
+        """
+        where, params = self._filter(flt, scopes)
+        total = self.run(f"SELECT count(*) FROM notes n WHERE {where}", params).fetchone()[0]
+        page_where, page_params = where, list(params)
+        if after is not None:
+            # Ids are unique per scope: two scopes may each hold a record with one id.
+            last_id, _, last_scope = after.partition("\x00")
+            page_where += " AND (n.id > ? OR (n.id = ? AND n.scope > ?))"
+            page_params += [last_id, last_id, last_scope]
+        sql = f"SELECT n.* FROM notes n WHERE {page_where} ORDER BY n.id, n.scope LIMIT ?"
+        return self._records(sql, [*page_params, first]), total
+
+    @staticmethod
+    def page_key(record: Record) -> str:
+        """Where a page of `records` ended, for the next page's `after`."""
+        return f"{record.id}\x00{record.scope}"
+
+    def refs(self, ids: Iterable[str], scopes: Sequence[str]) -> dict[str, RecordRef]:
+        """Compact identities of the eligible records among `ids`."""
+        wanted = sorted(set(ids))
+        found: dict[str, RecordRef] = {}
+        for chunk in chunks(wanted):
+            sql = (
+                # Without statistics SQLite would pick notes_kind (eligible, scope) and read
+                # every note; the unary + keeps those terms out of the index choice.
+                "SELECT id, kind, type, title FROM notes WHERE +eligible = 1"
+                f" AND id IN ({marks(chunk)}) AND +scope IN ({marks(scopes)})"
+            )
+            for rid, kind, rtype, title in self.run(sql, [*chunk, *scopes]):
+                found[rid] = RecordRef(rid, RecordKind(kind), rtype, title)
+        return found
+
+    def lookup(self, name: str, scopes: Sequence[str], key: str) -> list[RecordRef]:
+        """Eligible records whose id or slug is `name`, or whose title/alias key is `key`."""
+        # One indexed look-up per rule, united: an OR across them would scan every note.
+        sql = (
+            "SELECT DISTINCT n.id, n.kind, n.type, n.title FROM notes n WHERE +n.eligible = 1"
+            f" AND +n.scope IN ({marks(scopes)}) AND n.path IN ("
+            " SELECT path FROM notes WHERE id = ? UNION SELECT path FROM notes WHERE slug = ?"
+            " UNION SELECT path FROM names WHERE key = ?) ORDER BY n.id"
+        )
+        rows = self.run(sql, [*scopes, name, name, key])
+        return [RecordRef(r[0], RecordKind(r[1]), r[2], r[3]) for r in rows]
+
+    def counts(self, scopes: Sequence[str]) -> StatusCounts:
+        """Record counts per kind and per type."""
+        base = f"FROM notes WHERE eligible = 1 AND scope IN ({marks(scopes)})"
+        total = self.run(f"SELECT count(*) {base}", scopes).fetchone()[0]
+        kinds = self.run(f"SELECT kind, count(*) {base} GROUP BY kind ORDER BY kind", scopes)
+        types = self.run(f"SELECT type, count(*) {base} GROUP BY type ORDER BY type", scopes)
+        return StatusCounts(
+            total, tuple(Count(k, c) for k, c in kinds), tuple(Count(k, c) for k, c in types)
+        )
+
+    def issue_count(self, scopes: Sequence[str]) -> int:
+        """How many validation issues the readable scopes have."""
+        sql = f"SELECT count(*) FROM issues WHERE scope IN ({marks(scopes)})"
+        return int(self.run(sql, scopes).fetchone()[0])
+
+    def issues(self, scopes: Sequence[str], *, limit: int = -1) -> list[Issue]:
+        """Validation issues of the readable scopes, ordered by path, line and code."""
+        rows = self.run(
+            "SELECT path, line, field, code, message, record_id FROM issues"
+            f" WHERE scope IN ({marks(scopes)})"
+            " ORDER BY path, coalesce(line, 0), code, message LIMIT ?",
+            [*scopes, limit],
+        )
+        return [Issue(*row) for row in rows]
+
+    def _filter(self, flt: RecordFilter, scopes: Sequence[str]) -> tuple[str, list[object]]:
+        chosen = [s for s in scopes if flt.scope is None or s == flt.scope]
+        clauses = ["n.eligible = 1", f"n.scope IN ({marks(chosen)})"]
+        params: list[object] = [*chosen]
+        if flt.lifecycle is not LifecycleFilter.ALL:
+            clauses.append("n.lifecycle = ?")
+            params.append(flt.lifecycle.value)
+        if flt.kind is not None:
+            clauses.append("n.kind = ?")
+            params.append(flt.kind.value)
+        if flt.type is not None:
+            clauses.append("n.type = ?")
+            params.append(flt.type)
+        if flt.tag is not None:
+            clauses.append("EXISTS (SELECT 1 FROM json_each(n.tags) WHERE value = ?)")
+            params.append(flt.tag)
+        since, until = flt.since_us, flt.until_us
+        if since is not None or until is not None:
+            # A record occupies [occurred_at.start, ends_at.end) (SPEC "Occurrence interval");
+            # other fields their own interval. Bounds are inclusive; an instant matches itself.
+            stop = 'd."end"'
+            clause = "EXISTS (SELECT 1 FROM dates d"
+            if flt.time_field is TimeField.OCCURRED_AT:
+                clause += " LEFT JOIN dates e ON e.path = d.path AND e.field = 'ends_at'"
+                stop = 'max(coalesce(e."end", d."end"), d."end")'
+            clause += " WHERE d.path = n.path AND d.field = ?"
+            params.append(flt.time_field.value)
+            if since is not None:
+                clause += f" AND ({stop} > ? OR ({stop} = d.start AND d.start >= ?))"
+                params += [since, since]
+            if until is not None:
+                clause += " AND d.start <= ?"
+                params.append(until)
+            clauses.append(clause + ")")
+        return " AND ".join(clauses), params
+
+    def _records(self, sql: str, params: Sequence[object]) -> list[Record]:
+        self.conn.row_factory = sqlite3.Row
+        try:
+            rows = self.run(sql, params).fetchall()
+        finally:
+            self.conn.row_factory = None
+        if not rows:
+            return []
+        paths = [r["path"] for r in rows]
+        dates: dict[str, dict[str, DateValue]] = {p: {} for p in paths}
+        targets: dict[str, list[tuple[str, int, str, int | None, str | None]]] = {
+            p: [] for p in paths
+        }
+        among = marks(paths)
+        for path, fld, text, precision, start, end in self.run(
+            f'SELECT path, field, text, precision, start, "end" FROM dates WHERE path IN ({among})',
+            paths,
+        ):
+            dates[path][fld] = DateValue(text, DatePrecision(precision), start, end)
+        for path, fld, ord_, text, line, resolved in self.run(
+            f"SELECT path, field, ord, text, line, resolved FROM targets WHERE path IN ({among})"
+            " ORDER BY path, field, ord",
+            paths,
+        ):
+            targets[path].append((fld, ord_, text, line, resolved))
+        wanted = {t[4] for ts in targets.values() for t in ts if t[4]}
+        scope_rows = {r["scope"] for r in rows}
+        refs = self.refs(wanted, sorted(scope_rows))
+        return [_record(row, dates[row["path"]], targets[row["path"]], refs) for row in rows]
+
+
+def _record(
+    row: sqlite3.Row,
+    dates: Mapping[str, DateValue],
+    targets: list[tuple[str, int, str, int | None, str | None]],
+    refs: Mapping[str, RecordRef],
+) -> Record:
+    entities: list[RecordRef] = []
+    named: dict[str, RecordRef] = {}
+    links: list[LinkRef] = []
+    for fld, _ord, text, line, resolved in targets:
+        ref = refs.get(resolved) if resolved else None
+        if fld == "link":
+            links.append(LinkRef(text, line or 0, ref))
+        elif ref is None:
+            continue
+        elif fld == "entities":
+            if ref not in entities:
+                entities.append(ref)
+        else:
+            named[fld] = ref
+    links.sort(key=lambda link: link.line)
+    return Record(
+        id=row["id"],
+        scope=row["scope"],
+        kind=RecordKind(row["kind"]),
+        type=row["type"],
+        title=row["title"],
+        aliases=tuple(json.loads(row["aliases"])),
+        tags=tuple(json.loads(row["tags"])),
+        lifecycle=Lifecycle(row["lifecycle"]),
+        superseded_by=named["superseded_by"].id
+        if "superseded_by" in named
+        else row["superseded_by"],
+        body=row["body"],
+        locator=Locator(row["path"], 1, row["line_count"], row["revision"]),
+        entities=tuple(entities),
+        refs=named,
+        relation=row["relation"],
+        weight=row["weight"],
+        source_event=bool(row["source_event"]),
+        dates=dates,
+        timezone=row["timezone"],
+        recurrence=row["recurrence"],
+        exdates=tuple(json.loads(row["exdates"])),
+        rdates=tuple(json.loads(row["rdates"])),
+        state=row["state"],
+        links=tuple(links),
+        extra=json.loads(row["extra"]),
+    )

@@ -1,0 +1,89 @@
+"""The reconciler's memory, kept across reconciles, equals the memory loaded from the database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import temporal
+from temporal.reconcile.memory import Memory
+from tests.temporal.test_reconcile import NOTES, NOW, write
+
+# Each step: files written (None: deleted). Links, references, a withdrawal, a reinstatement
+# before and after the guard, a duplicate id, a case twin, supersession and a cycle.
+STEPS: list[dict[str, str | None]] = [
+    {"claims/c1.md": None, "people/cy.md": "---\ntype: person\n---\n# Cy\nSee [[Ada L]].\n"},
+    {"people/bob.md": "---\ntype: person\ntitle: Bob\nlifecycle: withdrawn\n---\nGone.\n"},
+    {
+        "people/bob.md": (
+            "---\ntype: person\ntitle: Bob\nreinstated_at: 2000-01-01\n---\nBack too early.\n"
+        )
+    },
+    {
+        "people/bob.md": (
+            "---\ntype: person\ntitle: Bob\nreinstated_at: 2100-01-01\n---\nBack for good.\n"
+        )
+    },
+    {"other/ada.md": "---\nid: people/ada\ntype: person\n---\n# Ada copy\n"},
+    {"people/Cy.md": "---\ntype: person\n---\n# Cy twin\n"},
+    {
+        "orgs/acme.md": "---\ntype: organization\nsuperseded_by: orgs/acme2\n---\n# Acme\n",
+        "orgs/acme2.md": "---\ntype: organization\nsuperseded_by: orgs/acme\n---\n# Acme 2\n",
+    },
+    {"other/ada.md": None, "orgs/acme2.md": "---\ntype: organization\n---\n# Acme 2\n"},
+]
+
+
+def _state(memory: Memory) -> dict[str, object]:
+    return {
+        "entries": dict(sorted(memory.entries.items())),
+        "referrers": {k: v for k, v in sorted(memory.referrers.items()) if v},
+        "guards": dict(sorted(memory.guards.items())),
+        "digests": memory.digests,
+        "revisions": memory.revisions,
+        "scan_issues": sorted(memory.scan_issues, key=repr),
+        "names": {p: memory.names.keys(p) for p in sorted(memory.entries)},
+    }
+
+
+@pytest.mark.parametrize("watched", [False, True], ids=["scan", "paths"])
+def test_memory_after_each_reconcile_equals_a_fresh_load(tmp_path: Path, watched: bool) -> None:
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    store = temporal.Store.open(tmp_path / "state.db")
+    try:
+        rec = temporal.Reconciler(store, root, temporal.VaultConfig())
+        rec.reconcile(now_us=NOW)
+        assert _state(rec.memory) == _state(Memory.load(store.conn))
+        for i, step in enumerate(STEPS, start=1):
+            for path, text in step.items():
+                if text is None:
+                    (root / path).unlink()
+                else:
+                    write(root, {path: text})
+            result = rec.reconcile(now_us=NOW + i, paths=sorted(step) if watched else None)
+            assert result.changed and not result.reloaded
+            assert _state(rec.memory) == _state(Memory.load(store.conn)), f"step {i}"
+    finally:
+        store.close()
+
+
+def test_a_reconcile_after_another_writer_reports_the_reload(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    db = tmp_path / "state.db"
+    mine, other = temporal.Store.open(db), temporal.Store.open(db)
+    try:
+        rec = temporal.Reconciler(mine, root, temporal.VaultConfig())
+        rec.reconcile(now_us=NOW)
+        write(root, {"people/cy.md": "# Cy\n"})
+        temporal.Reconciler(other, root, temporal.VaultConfig()).reconcile(now_us=NOW + 1)
+        write(root, {"people/dee.md": "# Dee\n"})
+        result = rec.reconcile(now_us=NOW + 2)
+        assert result.reloaded
+        assert result.changed_paths == ("people/dee.md",)
+        assert _state(rec.memory) == _state(Memory.load(mine.conn))
+    finally:
+        mine.close()
+        other.close()

@@ -1,0 +1,135 @@
+"""The layout rules of STYLE.md 1, read off the source: layers, rooms, sizes, no import cycle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+import temporal
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("vault", "temporal", "graph", "api")
+LAYERS = {"vault": 0, "temporal": 1, "graph": 2, "api": 3}
+ROOMS = ("calendar", "store", "reconcile", "queries")
+MAX_LINES = 500
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {
+        _module_name(path): path for package in PACKAGES for path in (ROOT / package).rglob("*.py")
+    }
+
+
+MODULES = _modules()
+
+
+def _imports(path: Path) -> set[str]:
+    """The modules of ours that `path` imports by name (TYPE_CHECKING imports too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            # `from package import module` names a module too.
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+    return {name for name in found if name in MODULES}
+
+
+GRAPH: nx.DiGraph[str] = nx.DiGraph(
+    (name, target) for name, path in MODULES.items() for target in _imports(path)
+)
+
+
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "temporal" and len(parts) > 1 and parts[1] in ROOMS else None
+
+
+def test_no_import_cycle() -> None:
+    assert list(nx.simple_cycles(GRAPH)) == []
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_modules_stay_small(name: str) -> None:
+    lines = len(MODULES[name].read_text().splitlines())
+    assert lines <= MAX_LINES, lines
+
+
+def test_packages_import_only_from_their_left() -> None:
+    wrong = [
+        (source, target)
+        for source, target in GRAPH.edges
+        if LAYERS[target.split(".")[0]] > LAYERS[source.split(".")[0]]
+    ]
+    assert wrong == []
+
+
+def test_other_packages_import_temporal_from_its_rooms_at_most() -> None:
+    """Outside `temporal`, nothing imports one of its modules: the package or a room."""
+    wrong = [
+        (source, target)
+        for source, target in GRAPH.edges
+        if not source.startswith("temporal")
+        and target.startswith("temporal.")
+        and target.count(".") > 1
+    ]
+    assert wrong == []
+
+
+def test_rooms_import_in_one_direction() -> None:
+    allowed = {
+        "calendar": set(),
+        "store": {"calendar"},
+        "reconcile": {"calendar", "store"},
+        "queries": {"calendar", "store"},
+    }
+    wrong = []
+    for source, target in GRAPH.edges:
+        room, other = _room(source), _room(target)
+        if room and other and room != other and other not in allowed[room]:
+            wrong.append((source, target))
+        # Outside the rooms, only the shared domain types, and never from `calendar`.
+        outside = target.startswith("temporal.") and other is None
+        if room and outside and (target != "temporal.records" or room == "calendar"):
+            wrong.append((source, target))
+        if room and target == "temporal":
+            wrong.append((source, target))
+    assert wrong == []
+
+
+def test_rooms_import_each_other_through_the_room() -> None:
+    wrong = [
+        (source, target)
+        for source, target in GRAPH.edges
+        if _room(source)
+        and _room(target)
+        and _room(source) != _room(target)
+        and target.count(".") > 1
+    ]
+    assert wrong == []
+
+
+def test_temporal_exports_only_what_graph_and_api_use() -> None:
+    used: set[str] = set()
+    for name, path in MODULES.items():
+        if not name.startswith(("graph", "api")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "temporal":
+                used.update(alias.name for alias in node.names)
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "temporal"
+            ):
+                used.add(node.attr)
+    assert sorted(set(temporal.__all__) - used) == []
