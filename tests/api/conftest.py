@@ -10,6 +10,7 @@ from starlette.testclient import TestClient
 
 from api.app import create_app
 from api.settings import DEMO_VAULT, Settings
+from tests.api.time_vaults import EXTRA, NOTES, app_over, write_vault
 
 
 @pytest.fixture
@@ -46,3 +47,22 @@ def demo_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient
         )
         with TestClient(create_app(settings)) as client:
             yield client
+
+
+# -- the time-query suites' shared vaults (tests/api/time_vaults.py) ------------------------
+
+
+@pytest.fixture(scope="module")
+def rv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    folder = tmp_path_factory.mktemp("review")
+    write_vault(folder / "vault", NOTES)
+    with app_over(folder / "vault", folder / "state.db") as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def extra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    folder = tmp_path_factory.mktemp("extra")
+    write_vault(folder / "vault", EXTRA)
+    with app_over(folder / "vault", folder / "state.db") as client:
+        yield client
