@@ -19,7 +19,7 @@ from graphql import get_introspection_query, parse
 from starlette.testclient import TestClient
 
 from api.app import create_app
-from api.documents import Cost, measure
+from api.documents import MAX_ERRORS, Cost, measure
 from api.settings import DEMO_VAULT, Settings
 from tests.api.helpers import codes, gql
 from tests.api.served import serve
@@ -104,6 +104,43 @@ def test_fan_out_is_counted_exactly_and_each_fragment_walked_once() -> None:
     assert measure(parse(fan_out(60))).fields == 4 * 2**60
     # records.nodes, then links.target beside each spread: spreads add fields, not depth.
     assert measure(parse(fan_out(24, nested=True))).depth == 4
+
+
+def test_directives_are_counted_per_location_through_fragments() -> None:
+    document = (
+        "query Q @a { ...F status @b @c { scopes @d @e @f } }"
+        " fragment F on Query @g { status { recordCount @h @i @j @k } }"
+    )
+    assert measure(parse(document)).directives == 4
+
+
+@pytest.mark.parametrize(
+    ("directives", "refused_early"),
+    [
+        ("@skip(if: false) @include(if: true)", False),  # valid
+        ("@skip(if: false) @skip(if: false)", False),  # graphql-core's rule says which
+        (" ".join(["@skip(if: false)"] * 6), True),  # more than the schema's 5, none repeatable
+        (" ".join(["@unknown"] * 990), True),
+    ],
+)
+def test_a_location_with_more_directives_than_the_schema_has_is_invalid_at_once(
+    demo_client: TestClient, directives: str, refused_early: bool
+) -> None:
+    body = gql(demo_client, "{ status { recordCount " + directives + " } }")
+    early = [e for e in body.get("errors", []) if "none repeatable" in e["message"]]
+    assert bool(early) is refused_early, body
+    if early or body.get("errors"):
+        assert set(codes(body)) == {"GRAPHQL_VALIDATION_FAILED"}
+    else:
+        assert body["data"]["status"]["recordCount"] > 0
+
+
+def test_validation_stops_after_a_few_errors(demo_client: TestClient) -> None:
+    # 30 unknown fields: graphql-core reports ten, then that it stopped.
+    body = gql(demo_client, "{ status { " + " ".join(f"f{i}" for i in range(30)) + " } }")
+    assert len(body["errors"]) == MAX_ERRORS + 1, body
+    assert "Validation aborted" in body["errors"][-1]["message"]
+    assert set(codes(body)) == {"GRAPHQL_VALIDATION_FAILED"}
 
 
 def test_depth_ignores_introspection_fields_but_fields_are_counted() -> None:
