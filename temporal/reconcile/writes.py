@@ -19,8 +19,9 @@ __all__ = ["write"]
 
 T = TypeVar("T")
 # Where a `targets` row (see resolution) keeps its field and what it resolved to.
-_FIELD = [name for name, _ in TARGET_COLUMNS].index("field")
-_RESOLVED_PATH = [name for name, _ in TARGET_COLUMNS].index("resolved_path")
+_TARGET_NAMES = [name for name, _ in TARGET_COLUMNS]
+_FIELD = _TARGET_NAMES.index("field")
+_RESOLVED_PATH = _TARGET_NAMES.index("resolved_path")
 
 
 def write(plan: Plan, conn: sqlite3.Connection, bulk: Bulk) -> None:
