@@ -18,6 +18,7 @@ from vault.errors import (
     Unauthenticated,
     UnknownTimezone,
 )
+from vault.excerpt import NoteText, read_note_text
 from vault.issue import Issue
 from vault.links import Link, wiki_target
 from vault.note import (
@@ -27,6 +28,7 @@ from vault.note import (
     FileBytes,
     Note,
     ParsedNote,
+    note_lines,
     parse_note,
     read_bytes,
     read_note,
@@ -52,6 +54,7 @@ __all__ = [
     "NotFound",
     "Note",
     "NoteFile",
+    "NoteText",
     "ParsedNote",
     "QueryTooComplex",
     "ScanResult",
@@ -60,9 +63,11 @@ __all__ = [
     "Unauthenticated",
     "UnknownTimezone",
     "is_ignored_name",
+    "note_lines",
     "parse_note",
     "read_bytes",
     "read_note",
+    "read_note_text",
     "scan",
     "stat_note",
     "wiki_target",

@@ -3,6 +3,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat as stat_module
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ __all__ = [
     "FileBytes",
     "Note",
     "ParsedNote",
+    "note_lines",
     "parse_note",
     "read_bytes",
     "read_note",
@@ -52,6 +54,8 @@ _BAD_ID_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
 _LIFECYCLES = ("active", "superseded", "withdrawn")
 _STATES = ("open", "done", "cancelled")
 _READ_ATTEMPTS = 3
+# O_NONBLOCK: no effect on a regular file; a FIFO or device opens without waiting for a writer.
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
 _CONFLICT_COPY = re.compile(r"\.sync-conflict-[0-9]{8}-[0-9]{6}(?:-[A-Z0-9]+)?\Z")
 
 
@@ -125,21 +129,31 @@ class ParsedNote:
     __reduce__ = reduce_by_fields
 
 
-def read_bytes(file: NoteFile) -> FileBytes | Issue:
+def read_bytes(file: NoteFile, *, dir_fd: int | None = None) -> FileBytes | Issue:
     """Read a note file's bytes, retrying while it changes under the read.
 
+    The file is opened without following a symlink and without waiting (a FIFO put in its
+    place since it was seen is refused, never read).
+
+    Args:
+        dir_fd: A folder descriptor `file.fspath` is relative to.
+
     Returns:
-        The bytes, or an issue (`file_too_large`, `unreadable`, `unstable_file`).
+        The bytes, or an issue (`file_too_large`, `unreadable`, `unstable_file`,
+        `not_regular_file`).
     """
     if file.size > MAX_NOTE_BYTES:
         return Issue(file.path, None, None, "file_too_large", _too_large(file.size))
     for _ in range(_READ_ATTEMPTS):
         try:
-            fd = os.open(file.fspath, os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(file.fspath, _OPEN_FLAGS, dir_fd=dir_fd)
         except OSError as exc:
             return Issue(file.path, None, None, "unreadable", f"Cannot open: {exc.strerror}")
         try:
             before = os.fstat(fd)
+            if not stat_module.S_ISREG(before.st_mode):
+                message = "Not a regular file: skipped"
+                return Issue(file.path, None, None, "not_regular_file", message)
             if before.st_size > MAX_NOTE_BYTES:
                 return Issue(file.path, None, None, "file_too_large", _too_large(before.st_size))
             # One read of size + 1 bytes sees EOF for a file that stays put; more means it grew.
@@ -157,6 +171,22 @@ def read_bytes(file: NoteFile) -> FileBytes | Issue:
             digest = hashlib.sha256(data).hexdigest()
             return FileBytes(data, digest, after.st_size, after.st_mtime_ns, after.st_ino)
     return Issue(file.path, None, None, "unstable_file", "File kept changing while being read")
+
+
+def note_lines(data: bytes) -> tuple[str, ...]:
+    """A note file's lines as locators number them (line 1 first, frontmatter included), each
+    without its line ending (LF, CRLF or CR): as many as a locator's `endLine`.
+
+    Bytes that are not UTF-8 read as U+FFFD, so a file that makes no record can still be shown.
+    """
+    text, _ = _decode(data)
+    if text is None:
+        text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()  # the ending of the last line starts no line of its own
+    assert len(lines) == _line_count(text)
+    return tuple(lines)
 
 
 def read_note(file: NoteFile, *, type_aliases: Mapping[str, str] | None = None) -> ParsedNote:
