@@ -12,12 +12,15 @@ import temporal
 from vault import InvalidCursor, InvalidInput, SnapshotChanged
 
 __all__ = [
+    "MAX_EXCERPT_LINES",
     "bound_us",
+    "cited_revision",
     "decode_cursor",
     "decode_offset",
     "edge_filter",
     "encode_cursor",
     "graph_seed",
+    "line_range",
     "optional_bound_us",
     "page_size",
     "source_grouping",
@@ -25,6 +28,9 @@ __all__ = [
     "traversal_limits",
     "zone",
 ]
+
+MAX_EXCERPT_LINES = 1000
+_REVISION = re.compile(r"[0-9a-f]{64}\Z")
 
 
 def page_size(
@@ -91,6 +97,35 @@ def source_grouping(
         raise InvalidInput("Argument 'group': SOURCE rows are sources; drop 'kind'")
     if time_field is not temporal.TimeField.OCCURRED_AT:
         raise InvalidInput("Argument 'group': SOURCE dates rows by occurrence time only")
+
+
+def line_range(start: int | None, end: int | None) -> tuple[int, int]:
+    """The lines an `excerpt` asks for (1-based, inclusive): `startLine` at least 1 (1 when
+    absent), `endLine` not before it and at most `MAX_EXCERPT_LINES` lines on; an absent
+    `endLine` reads that many. Never clamped: a range too long is refused, whatever the file.
+    """
+    first = 1 if start is None else start
+    if first < 1:
+        raise InvalidInput(f"Argument 'startLine' must be at least 1, not {first}")
+    if end is None:
+        return first, first + MAX_EXCERPT_LINES - 1
+    if end < first:
+        raise InvalidInput(f"Argument 'endLine' ({end}) is before 'startLine' ({first})")
+    if end - first + 1 > MAX_EXCERPT_LINES:
+        raise InvalidInput(
+            f"Argument 'endLine' asks for {end - first + 1} lines ({first} to {end});"
+            f" at most {MAX_EXCERPT_LINES} per call"
+        )
+    return first, end
+
+
+def cited_revision(value: str | None) -> str | None:
+    """A `revision` argument: SHA-256 hex as locators give it (64 lower-case hex digits)."""
+    if value is not None and not _REVISION.match(value):
+        raise InvalidInput(
+            f"Argument 'revision' must be a locator's revision (64 hex digits), not {value[:80]!r}"
+        )
+    return value
 
 
 def traversal_limits(

@@ -16,9 +16,11 @@ from api.documents import Documents
 from api.errors import ErrorCodes
 from api.execution import Executor
 from api.resolvers import records as resolvers, time
+from api.resolvers.excerpt import excerpt
 from api.resolvers.graph import graph_query, paths as graph_paths
 from api.resolvers.search import search
 from api.settings import Limits
+from api.types.excerpt import Excerpt
 from api.types.graph import GraphResult
 from api.types.records import LookupResult, Record, RecordConnection, Status
 from api.types.search import SearchConnection
@@ -79,6 +81,14 @@ class Query:
     paths: GraphResult = strawberry.field(
         resolver=graph_paths,
         description="Simple paths between two records, under the same bounds as graph.",
+    )
+    excerpt: Excerpt = strawberry.field(
+        resolver=excerpt,
+        description=(
+            "Lines of a note as the file reads now (follow a locator). With revision, current"
+            " says whether the\nfile still has those bytes. At most 1,000 lines per call; lines"
+            " past the end are simply absent."
+        ),
     )
 
 

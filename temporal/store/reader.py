@@ -104,6 +104,20 @@ class Reader:
         """Where a page of `records` ended, for the next page's `after`."""
         return f"{record.id}\x00{record.scope}"
 
+    def knows_note_file(self, path: str) -> bool:
+        """Whether the last reconcile listed `path` (vault-relative) as a note file, whether or
+        not it makes a record."""
+        return self.run("SELECT 1 FROM files WHERE path = ?", [path]).fetchone() is not None
+
+    def record_at(self, path: str, scopes: Sequence[str]) -> RecordRef | None:
+        """The eligible record the note file at `path` makes in the readable scopes, if any."""
+        row = self.run(
+            "SELECT id, kind, type, title FROM notes WHERE path = ? AND eligible = 1"
+            f" AND scope IN ({marks(scopes)})",
+            [path, *scopes],
+        ).fetchone()
+        return RecordRef(row[0], RecordKind(row[1]), row[2], row[3]) if row else None
+
     def refs(self, ids: Iterable[str], scopes: Sequence[str]) -> dict[str, RecordRef]:
         """Compact identities of the eligible records among `ids`."""
         wanted = sorted(set(ids))
