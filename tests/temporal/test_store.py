@@ -55,3 +55,48 @@ def test_read_connections_do_not_map_the_database_file(tmp_path: Path) -> None:
         assert len(mapped) <= 1, mapped
     finally:
         store.close()
+
+
+def test_the_reader_knows_the_note_files_of_the_last_reconcile(tmp_path: Path) -> None:
+    """`excerpt` opens only what this says the last reconcile listed as a note file."""
+    root = tmp_path / "vault"
+    (root / "team").mkdir(parents=True)
+    (root / "team" / "a.md").write_text("# A\n")
+    (root / "team" / "gone.md").write_text("---\nlifecycle: withdrawn\n---\n")
+    (root / "team" / "latin1.md").write_bytes(b"caf\xe9\n")  # a note file, no record
+    (root / "team" / "x.txt").write_text("not a note\n")
+    (root / ".trash").mkdir()
+    (root / ".trash" / "old.md").write_text("# Old\n")
+    (root / "out.md").symlink_to(tmp_path / "elsewhere.md")
+    (tmp_path / "elsewhere.md").write_text("# Elsewhere\n")
+    store = temporal.Store.open(tmp_path / "state.db")
+    config = temporal.VaultConfig(scopes={"team": "team/"})
+    reconciler = temporal.Reconciler(store, root, config)
+    reconciler.reconcile(now_us=0)
+    try:
+        with store.read() as reader:
+            known = {
+                p: reader.knows_note_file(p)
+                for p in ("team/a.md", "team/gone.md", "team/latin1.md", "team/x.txt")
+            } | {p: reader.knows_note_file(p) for p in (".trash/old.md", "out.md", "../x.md")}
+            assert known == {
+                "team/a.md": True,
+                "team/gone.md": True,
+                "team/latin1.md": True,
+                "team/x.txt": False,
+                ".trash/old.md": False,
+                "out.md": False,
+                "../x.md": False,
+            }
+            assert reader.record_at("team/a.md", ["team"]) == temporal.RecordRef(
+                "team/a", temporal.RecordKind.PAGE, "note", "A"
+            )
+            assert reader.record_at("team/a.md", ["default"]) is None
+            assert reader.record_at("team/gone.md", ["team"]) is None
+            assert reader.record_at("team/latin1.md", ["team"]) is None
+        (root / "team" / "a.md").unlink()
+        reconciler.reconcile(now_us=1)
+        with store.read() as reader:
+            assert not reader.knows_note_file("team/a.md")
+    finally:
+        store.close()
