@@ -6,10 +6,13 @@ from temporal.calendar.clock import (
     ClockRelation,
     LocalDay,
     clock_sql,
+    distance,
+    distance_sql,
     local_date,
     local_day,
     parse_local_date,
     utc_date,
+    wall_us,
     week_of,
 )
 from temporal.calendar.dates import (
@@ -33,6 +36,8 @@ __all__ = [
     "RecurrenceSet",
     "Walk",
     "clock_sql",
+    "distance",
+    "distance_sql",
     "format_instant",
     "from_datetime",
     "instant",
@@ -43,5 +48,6 @@ __all__ = [
     "parse_query_bound",
     "timezone",
     "utc_date",
+    "wall_us",
     "week_of",
 ]

@@ -21,10 +21,13 @@ __all__ = [
     "ClockRelation",
     "LocalDay",
     "clock_sql",
+    "distance",
+    "distance_sql",
     "local_date",
     "local_day",
     "parse_local_date",
     "utc_date",
+    "wall_us",
     "week_of",
 ]
 
@@ -142,6 +145,31 @@ def clock_sql(as_of_us: int, today: LocalDay) -> str:
         f" AND c.vend <= {t} THEN 'past'"
         " ELSE 'future' END"
     )
+
+
+def wall_us(as_of_us: int, tz: str) -> int:
+    """`as_of_us` as the wall clock of zone `tz` reads it, counted as if it were UTC: where
+    "now" is among floating (date-only) values, which are stored at their UTC midnights."""
+    offset = instant(as_of_us).astimezone(timezone(tz)).utcoffset() or timedelta(0)
+    return as_of_us + offset // timedelta(microseconds=1)
+
+
+def distance(start_us: int, stop_us: int, *, floating: bool, as_of_us: int, wall: int) -> int:
+    """How far a row's interval `[start_us, stop_us)` is from `asOf` (`order: NEAREST`), in
+    microseconds: 0 when it contains `asOf` (an instant, when it is `asOf`), else the gap to
+    its nearer end. A floating value is measured from `wall` (`wall_us`), so one that holds
+    `asOf`'s local date is at 0, as its clock says TODAY or CURRENT_PERIOD. `distance_sql`
+    is the same rule in SQL."""
+    now = wall if floating else as_of_us
+    last = max(start_us, stop_us - 1)  # the last instant inside a half-open interval
+    return max(0, start_us - now, now - last)
+
+
+def distance_sql(as_of_us: int, wall: int) -> str:
+    """`distance` of a row read as alias `c` (`start`, `stop`, `precision`) as SQL."""
+    now = f"(CASE WHEN c.precision = 'instant' THEN {int(as_of_us)} ELSE {int(wall)} END)"
+    last = "max(c.start, coalesce(c.stop, c.vend, c.start) - 1)"
+    return f"max(0, c.start - {now}, {now} - {last})"
 
 
 def _date_us(day: date) -> int:

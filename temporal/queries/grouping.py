@@ -8,7 +8,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 
-from temporal.calendar import ClockRelation, DatePrecision, DateValue, local_date, utc_date
+from temporal.calendar import (
+    ClockRelation,
+    DatePrecision,
+    DateValue,
+    distance,
+    local_date,
+    utc_date,
+    wall_us,
+)
 from temporal.queries.rows import (
     Eligibility,
     Row,
@@ -44,7 +52,8 @@ def by_source(
     is a dated record that a relationship relates the entity to: that relationship is the row's
     note (before one whose `source` the record is).
     A claim without a dated source, or dated on another local day than its source, keeps its
-    own row; undated claims come last. Sources are read at their anchors.
+    own row; undated claims come last, also under `nearest` (they have no distance to asOf).
+    Sources are read at their anchors.
     """
     data = json.dumps(list(entities))
     active = query.eligibility is Eligibility.ACTIVE
@@ -110,8 +119,16 @@ def by_source(
                 events.setdefault(src.path, []).append(path)
     listed = [r for r in by_source.values() if _in_range(r, query)]
     listed += [r for r in own if r.value is not None and _in_range(r, query)]
-    listed.sort(key=Row.key, reverse=query.descending)
+    if query.nearest:
+        wall = wall_us(as_of, query.tz)
+        listed.sort(key=lambda r: (_distance(r, as_of, wall), *r.key()))
+    else:
+        listed.sort(key=Row.key, reverse=query.descending)
     listed += sorted((r for r in own if r.value is None), key=lambda r: (r.id, r.scope))
+    counts = Counter(r.clock for r in listed)  # every row, before the clock filter
+    if query.clocks is not None:
+        keep = {c.value for c in query.clocks}
+        listed = [r for r in listed if r.clock in keep]
     total = len(listed)
     page = listed[offset : offset + first]
     plain = build_entries(reader, page, query)
@@ -135,7 +152,6 @@ def by_source(
                 sources=(entry.record,) if query.include_sources else (),
             )
         )
-    counts = Counter(r.clock for r in listed)
     return Timeline(
         entries=entries,
         total=total,
@@ -145,6 +161,14 @@ def by_source(
         clock_counts=tuple((c, counts.get(c.value, 0)) for c in ClockRelation),
         degraded=(),
     )
+
+
+def _distance(row: Row, as_of: int, wall: int) -> int:
+    """`distance` of a dated row (its interval `[start, stop)`) to `asOf`."""
+    assert row.value is not None
+    floating = row.value.precision is not DatePrecision.INSTANT
+    stop = row.stop if row.stop is not None else row.value.end_us
+    return distance(row.value.start_us, stop, floating=floating, as_of_us=as_of, wall=wall)
 
 
 def _same_days(row: Row, source: Row, tz: str) -> bool:

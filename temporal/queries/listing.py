@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from temporal.queries.rows import (
     CLOCK,
+    DISTANCE,
     LIFECYCLE,
     MORE,
     PATH,
@@ -42,6 +43,10 @@ def _key(row: Raw) -> tuple[int, str, int, str]:
     return (row[2], row[3], row[1], row[4])  # start, id, idx, scope (temporal.rows.ROW)
 
 
+def _nearest_key(row: Raw) -> tuple[int, int, str, int, str]:
+    return (row[DISTANCE], *_key(row))
+
+
 @dataclass(slots=True)
 class Listing:
     """The direct matches of a scan (ordinary rows in SQLite, rare ones here) and after them
@@ -54,10 +59,23 @@ class Listing:
     ordinary: str  # the SQL condition of an ordinary row
     rare: list[Raw]  # the rare direct matches, ordered
     after: list[Row]
-    ordinary_count: int = 0
-    counts: Counter[str] = field(default_factory=Counter)
+    ordinary_count: int = 0  # ordinary rows shown (of a clock kept)
+    counts: Counter[str] = field(default_factory=Counter)  # every row, shown or not
+    shown: str = "1"  # the SQL condition of a row of a clock kept
+    nearness: str | None = None  # NEAREST: the SQL distance that orders rows first
     recurring: bool = False  # a direct match is recurring
     more: bool = False  # a direct match goes on past its materialised occurrences
+
+    @property
+    def key(self) -> Callable[[Raw], tuple[object, ...]]:
+        """The order of raw rows (their distance to asOf first, for NEAREST)."""
+        return _nearest_key if self.nearness is not None else _key
+
+    @property
+    def columns(self) -> str:
+        """What a raw row holds: `ROW`, the clock, and for NEAREST the distance."""
+        extra = f", {self.nearness}" if self.nearness is not None else ""
+        return f"{ROW}, {self.clock}{extra}"
 
     @property
     def direct(self) -> int:
@@ -69,7 +87,7 @@ class Listing:
 
     def page(self, offset: int, first: int) -> list[Row]:
         """Rows `offset` to `offset + first` of the direct matches, then the replacements."""
-        rows = [Row(*r) for r in self._direct(offset, first)]
+        rows = [Row(*r[:DISTANCE]) for r in self._direct(offset, first)]
         start = max(0, offset - self.direct)
         return rows + self.after[start : start + first - len(rows)]
 
@@ -84,15 +102,16 @@ class Listing:
             return rare[offset - n : offset - n + first]
         window = self._ordinary(lo, hi - lo)
         # The rare rows are ordered too: those before the window, among it, and after it.
-        head, last = _key(window[0]), _key(window[-1])
+        key = self.key
+        head, last = key(window[0]), key(window[-1])
         if self.descending:
-            i = sum(1 for r in rare if _key(r) > head)
-            j = len(rare) - sum(1 for r in rare if _key(r) < last)
+            i = sum(1 for r in rare if key(r) > head)
+            j = len(rare) - sum(1 for r in rare if key(r) < last)
         else:
-            i = sum(1 for r in rare if _key(r) < head)
-            j = len(rare) - sum(1 for r in rare if _key(r) > last)
+            i = sum(1 for r in rare if key(r) < head)
+            j = len(rare) - sum(1 for r in rare if key(r) > last)
         ahead, inside, beyond = rare[:i], rare[i:j], rare[j:]
-        merged = sorted(window + inside, key=_key, reverse=self.descending)
+        merged = sorted(window + inside, key=key, reverse=self.descending)
         if hi == n:  # the last ordinary rows: every rare row after them follows
             merged += beyond
         base = lo + len(ahead) if lo else 0
@@ -101,9 +120,12 @@ class Listing:
         return merged[offset - base : offset - base + first]
 
     def _ordinary(self, offset: int, first: int) -> list[Raw]:
-        sql, params = self.scan.sql(f"{ROW}, {self.clock}")
+        sql, params = self.scan.sql(self.columns)
         way = "DESC" if self.descending else "ASC"
-        sql += f" AND {self.ordinary} ORDER BY {ORDER.format(way)} LIMIT ? OFFSET ?"
+        order = ORDER.format(way)
+        if self.nearness is not None:
+            order = f"{self.nearness}, {order}"
+        sql += f" AND {self.ordinary} AND {self.shown} ORDER BY {order} LIMIT ? OFFSET ?"
         return self.reader.run(sql, [*params, first, offset]).fetchall()
 
 
@@ -117,15 +139,30 @@ def listing(
     active: bool,
     entities: Sequence[str] = (),
     field: TimeField = TimeField.OCCURRED_AT,
+    keep: Collection[str] | None = None,
+    nearness: str | None = None,
 ) -> Listing:
     """The matches of `scan`: `stand_ins` lets `source_event` claims stand for their sources,
     `active` replaces superseded matches by their current records (`entities` and `field` are
-    the query's, for both)."""
+    the query's, for both).
+
+    Args:
+        keep: Clock relation values: only rows of these are listed, while `counts` counts
+            every row (the rows are those of the whole listing, filtered afterwards).
+        nearness: The SQL distance of a row to asOf (`distance_sql`): rows are ordered by it
+            first (NEAREST), `descending` being False.
+    """
     rare_sql = " OR ".join(
         (["c.source_event = 1"] if stand_ins else [])
         + (["c.lifecycle <> 'active'"] if active else [])
     )
     found = Listing(reader, scan, clock, descending, f"NOT ({rare_sql or 0})", [], [])
+    found.nearness = nearness
+    if keep is not None:
+        kept = sorted(set(keep))
+        assert all(value.isidentifier() for value in kept), "clock values are spliced"
+        values = ", ".join(f"'{value}'" for value in kept) or "NULL"
+        found.shown = f"({clock}) IN ({values})"
     sql, params = scan.sql(
         f"{clock} AS k, {found.ordinary} AS o, count(*), max(c.recurring), max(c.more)"
     )
@@ -135,25 +172,31 @@ def listing(
             rare += count
             continue
         found.counts[clock_value] += count
-        found.ordinary_count += count
+        if keep is None or clock_value in keep:
+            found.ordinary_count += count
         found.recurring |= bool(recurring)
         found.more |= bool(more)
     if rare:
         # Few: read whole (by the table's own order, not an index and a probe per row), sorted here.
-        sql, params = scan.sql(f"{ROW}, {clock}")
+        sql, params = scan.sql(found.columns)
         found.rare = sorted(
-            reader.run(f"{sql} AND NOT {found.ordinary}", params), key=_key, reverse=descending
+            reader.run(f"{sql} AND NOT {found.ordinary}", params),
+            key=found.key,
+            reverse=descending,
         )
     if stand_ins:
         found.rare = _drop_standing(reader, found.rare, scan, entities)
     if active:
-        superseded = [Row(*r) for r in found.rare if r[LIFECYCLE] != "active"]
+        superseded = [Row(*r[:DISTANCE]) for r in found.rare if r[LIFECYCLE] != "active"]
         found.rare = [r for r in found.rare if r[LIFECYCLE] == "active"]
         found.after = _replacements(reader, superseded, found, field)
     found.counts.update(r[CLOCK] for r in found.rare)
     found.counts.update(r.clock for r in found.after)
     found.recurring |= any(r[RECURRING] for r in found.rare)
     found.more |= any(r[MORE] for r in found.rare)
+    if keep is not None:  # counted above: now only what is shown
+        found.rare = [r for r in found.rare if r[CLOCK] in keep]
+        found.after = [r for r in found.after if r.clock in keep]
     return found
 
 

@@ -85,6 +85,8 @@ class TimelineQuery:
     include_sources: bool = False
     as_of_us: int | None = None  # the validity filter, when given
     tz: str = "UTC"
+    nearest: bool = False  # closest to asOf first (`descending` then plays no part)
+    clocks: frozenset[ClockRelation] | None = None  # only rows of these (counts: every row)
 
 
 # The anchor row `a` valued by a `dates` row `d` (another time field than occurred_at).
@@ -173,9 +175,10 @@ PRECISIONS = {p.value: p for p in DatePrecision}
 CLOCKS = {c.value: c for c in ClockRelation}
 
 
-# Positions in a raw row (`ROW, clock`): a hub's timeline is thousands of these; only the rows
-# of the page shown (and the rare superseded ones) become `Row`s.
-PATH, LIFECYCLE, SOURCE_EVENT, RECURRING, MORE, CLOCK = 0, 5, 6, 7, 8, 9
+# Positions in a raw row (`ROW, clock`, and a NEAREST listing's distance): a hub's timeline is
+# thousands of these; only the rows of the page shown (and the rare superseded ones) become
+# `Row`s.
+PATH, LIFECYCLE, SOURCE_EVENT, RECURRING, MORE, CLOCK, DISTANCE = 0, 5, 6, 7, 8, 9, 10
 
 
 Raw = tuple[Any, ...]

@@ -23,10 +23,12 @@ from temporal.calendar import (
     Occurrence,
     RecurrenceSet,
     clock_sql,
+    distance_sql,
     instant,
     local_date,
     local_day,
     timezone,
+    wall_us,
 )
 from temporal.queries.grouping import by_source
 from temporal.queries.listing import Listing, first_standing, listing, stand_in
@@ -94,13 +96,20 @@ def timeline(
     first: int,
     offset: int = 0,
 ) -> Timeline:
-    """`timeline` of SPEC section 5: dated records, of one entity if asked, in order."""
+    """`timeline` of SPEC section 5: dated records, of one entity if asked, in order.
+
+    The rows are those of every clock relation, ordered (by start, or for `nearest` by their
+    distance to `asOf`, then start); `query.clocks` then keeps those of some relations, and the
+    clock counts still count every row.
+    """
     as_of = query.as_of_us if query.as_of_us is not None else now_us
     clock = clock_sql(as_of, local_day(local_date(as_of, query.tz), query.tz))
     entities = entity_paths(reader, query.entity, scopes) if query.entity is not None else None
     if query.group is TimelineGroup.SOURCE:
         assert entities is not None, "checked by the caller"
         return by_source(reader, query, scopes, entities, as_of, clock, first, offset)
+    keep = {c.value for c in query.clocks} if query.clocks is not None else None
+    nearness = distance_sql(as_of, wall_us(as_of, query.tz)) if query.nearest else None
     active = query.eligibility is Eligibility.ACTIVE
     scan = Scan(
         candidate_sql(query, entities),
@@ -116,11 +125,13 @@ def timeline(
         reader,
         scan,
         clock,
-        descending=query.descending,
+        descending=query.descending and not query.nearest,
         stand_ins=stand_ins,
         active=active,
         entities=entities or (),
         field=query.time_field,
+        keep=keep,
+        nearness=nearness,
     )
     bounds = (query.since_us, query.until_us) if occurrence_time else None
     local = local_date(as_of, query.tz)

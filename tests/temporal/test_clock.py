@@ -15,7 +15,14 @@ from temporal import (
     parse_query_bound,
     week_of,
 )
-from temporal.calendar import clock_sql, local_date, parse_date_value
+from temporal.calendar import (
+    clock_sql,
+    distance,
+    distance_sql,
+    local_date,
+    parse_date_value,
+    wall_us,
+)
 from vault import InvalidDate, UnknownTimezone
 
 HOUR = 3_600_000_000
@@ -313,3 +320,68 @@ def test_clock_relation(
     today = local_day(local_date(as_of, zone), zone)
     (relation,) = db.execute(f"SELECT {clock_sql(as_of, today)} FROM c").fetchone()
     assert ClockRelation(relation) is expected
+
+
+# -- NEAREST: a row's distance to asOf --------------------------------------------------------
+
+NEAR = "2026-03-15T23:30:00Z"  # 00:30 on the 16th in Berlin, still the 15th in UTC
+MINUTE = 60_000_000
+
+
+def _distance_in_sql(start: int, stop: int, precision: str, as_of: int, wall: int) -> int:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE c (start, stop, vend, precision)")
+    conn.execute("INSERT INTO c VALUES (?, ?, ?, ?)", [start, stop, stop, precision])
+    return int(conn.execute(f"SELECT {distance_sql(as_of, wall)} FROM c").fetchone()[0])
+
+
+@pytest.mark.parametrize(
+    ("value", "stop", "zone", "expected"),
+    [
+        pytest.param("2026-03-15T23:30:00Z", None, "UTC", 0, id="instant-at-asof"),
+        pytest.param("2026-03-15T22:30:00Z", None, "UTC", HOUR, id="instant-an-hour-before"),
+        pytest.param("2026-03-16T00:30:00Z", None, "UTC", HOUR, id="instant-an-hour-after"),
+        pytest.param("2026-03-15T20:00:00Z", "2026-03-16T01:00:00Z", "UTC", 0, id="contains"),
+        pytest.param(
+            "2026-03-15T23:30:00Z", "2026-03-16T01:00:00Z", "UTC", 0, id="starts-at-asof"
+        ),
+        pytest.param(  # half-open: its last instant is a microsecond before asOf
+            "2026-03-15T20:00:00Z", "2026-03-15T23:30:00Z", "UTC", 1, id="ends-at-asof"
+        ),
+        pytest.param(
+            "2026-03-15T20:00:00Z", "2026-03-15T23:00:00Z", "UTC", 30 * MINUTE + 1, id="ended"
+        ),
+        pytest.param("2026-03-15", None, "UTC", 0, id="day-of-asof-utc"),
+        pytest.param("2026-03-16", None, "UTC", 30 * MINUTE, id="next-day-utc"),
+        # In Berlin asOf is 00:30 on the 16th: the 16th holds it, the 15th ended 30 min ago.
+        pytest.param("2026-03-16", None, "Europe/Berlin", 0, id="day-of-asof-berlin"),
+        pytest.param("2026-03-15", None, "Europe/Berlin", 30 * MINUTE + 1, id="day-before-berlin"),
+        pytest.param("2026-03", None, "Europe/Berlin", 0, id="month-of-asof"),
+        pytest.param("2026-02", None, "UTC", 14 * 24 * HOUR + 23 * HOUR + 30 * MINUTE + 1,
+                     id="month-before"),  # fmt: skip
+    ],
+)
+def test_distance_to_asof_is_zero_inside_else_the_gap_to_the_nearer_end(
+    value: str, stop: str | None, zone: str, expected: int
+) -> None:
+    parsed = parse_date_value(value)
+    end = us(stop) if stop is not None else parsed.end_us
+    floating = parsed.precision.value != "instant"
+    as_of = us(NEAR)
+    wall = wall_us(as_of, zone)
+    found = distance(parsed.start_us, end, floating=floating, as_of_us=as_of, wall=wall)
+    assert found == expected
+    assert _distance_in_sql(parsed.start_us, end, parsed.precision.value, as_of, wall) == found
+
+
+@pytest.mark.parametrize(
+    ("zone", "wall"),
+    [
+        ("UTC", "2026-03-15T23:30:00Z"),
+        ("Europe/Berlin", "2026-03-16T00:30:00Z"),
+        ("America/New_York", "2026-03-15T19:30:00Z"),  # EDT since 8 March
+        ("Pacific/Kiritimati", "2026-03-16T13:30:00Z"),
+    ],
+)
+def test_the_wall_clock_of_asof_is_counted_as_utc(zone: str, wall: str) -> None:
+    assert wall_us(us(NEAR), zone) == us(wall)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -81,14 +82,21 @@ def states(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[int, tempo
         store.close()
 
 
+MID = 1_772_712_000_000_000  # 2026-03-05T12:00:00Z: rows of the 5th are TODAY, others not
+
+
 def page(
-    store: temporal.Store, query: temporal.TimelineQuery, offset: int, first: int
+    store: temporal.Store,
+    query: temporal.TimelineQuery,
+    offset: int,
+    first: int,
+    now: int = NOW,
 ) -> temporal.Timeline:
     with store.read() as reader:
-        return temporal.timeline(reader, query, ["default"], now_us=NOW, first=first, offset=offset)
+        return temporal.timeline(reader, query, ["default"], now_us=now, first=first, offset=offset)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=160, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(-1, 7),
     descending=st.booleans(),
@@ -96,6 +104,9 @@ def page(
     entity=st.booleans(),
     offset=st.integers(0, 55),
     first=st.integers(1, 12),
+    nearest=st.booleans(),
+    clocks=st.none() | st.frozensets(st.sampled_from(list(ClockRelation))),
+    now=st.sampled_from([NOW, MID]),
 )
 def test_every_page_is_a_slice_of_one_big_page(
     states: dict[int, temporal.Store],
@@ -105,21 +116,43 @@ def test_every_page_is_a_slice_of_one_big_page(
     entity: bool,
     offset: int,
     first: int,
+    nearest: bool,
+    clocks: frozenset[ClockRelation] | None,
+    now: int,
 ) -> None:
+    """Also with a clock filter and NEAREST: the filtered listing is the whole one without the
+    rows of other clocks (in the same order), counted whole."""
     query = temporal.TimelineQuery(
         entity="ada" if entity else None,
         descending=descending,
         eligibility=temporal.Eligibility.ACTIVE
         if active
         else temporal.Eligibility.INCLUDE_INACTIVE,
+        nearest=nearest,
+        clocks=clocks,
     )
-    big = page(states[seed], query, 0, 1000)
-    one = page(states[seed], query, offset, first)
+    big = page(states[seed], query, 0, 1000, now)
+    one = page(states[seed], query, offset, first, now)
     assert one.entries == big.entries[offset : offset + first]
     assert one.total == big.total == len(big.entries)
     assert one.clock_counts == big.clock_counts
-    assert sum(n for _, n in big.clock_counts) == big.total
     assert one.next_offset == (offset + first if offset + first < big.total else None)
+    whole = page(states[seed], replace(query, clocks=None), 0, 1000, now)
+    assert sum(n for _, n in whole.clock_counts) == whole.total
+    assert big.clock_counts == whole.clock_counts
+    kept = [e for e in whole.entries if clocks is None or e.clock in clocks]
+    assert big.entries == kept
+    if nearest:  # the direct matches by distance, then start; replacements after them
+        direct = [e for e in whole.entries if e.via is None]
+        keys = [(_distance(e, now), e.date.start_us) for e in direct if e.date is not None]
+        assert keys == sorted(keys)
+        assert whole.entries[: len(direct)] == direct
+
+
+def _distance(entry: temporal.TimelineEntry, now: int) -> int:
+    assert entry.date is not None
+    stop = entry.occurrence.end_us if entry.occurrence else entry.date.end_us
+    return max(0, entry.date.start_us - now, now - max(entry.date.start_us, stop - 1))
 
 
 def test_the_big_page_is_in_date_order_then_replacements(states: dict[int, temporal.Store]) -> None:
