@@ -17,6 +17,7 @@ __all__ = [
     "cited_revision",
     "decode_cursor",
     "decode_offset",
+    "decode_position",
     "edge_filter",
     "encode_cursor",
     "graph_seed",
@@ -31,6 +32,8 @@ __all__ = [
 
 MAX_EXCERPT_LINES = 1000
 _REVISION = re.compile(r"[0-9a-f]{64}\Z")
+_FIRST_INSTANT = temporal.parse_query_bound("0001-01-01")
+_LAST_INSTANT = temporal.parse_query_bound("9999-12-31", upper=True)
 
 
 def page_size(
@@ -211,3 +214,23 @@ def decode_offset(cursor: str, *, snapshot: str, query: str) -> int:
     if not re.fullmatch(r"[0-9]{1,18}", key):
         raise InvalidCursor(f"Cursor {cursor[:40]!r} is not a {query} cursor")
     return int(key)
+
+
+def decode_position(cursor: str, *, snapshot: str, query: str) -> tuple[int, int | None]:
+    """The position a cursor of a clocked list (`timeline`) holds, and the `asOf` instant its
+    first page was computed at (None for a cursor that holds a position alone).
+
+    Raises:
+        InvalidCursor: the cursor is not one of ours, or holds no position (another query's).
+        SnapshotChanged: the cursor belongs to another snapshot.
+    """
+    key = decode_cursor(cursor, snapshot=snapshot)
+    found = re.fullmatch(r"([0-9]{1,18})(?:@(-?[0-9]{1,18}))?", key)
+    if found is None:
+        raise InvalidCursor(f"Cursor {cursor[:40]!r} is not a {query} cursor")
+    if found[2] is None:
+        return int(found[1]), None
+    as_of = int(found[2])
+    if not _FIRST_INSTANT <= as_of <= _LAST_INSTANT:  # not an asOf we could have computed at
+        raise InvalidCursor(f"Cursor {cursor[:40]!r} is not a {query} cursor")
+    return int(found[1]), as_of

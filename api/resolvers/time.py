@@ -6,6 +6,7 @@ import temporal
 from api.args import (
     bound_us,
     decode_offset,
+    decode_position,
     encode_cursor,
     optional_bound_us,
     page_size,
@@ -24,7 +25,8 @@ from api.types.time import (
     TimelineEntry,
     TimelineResult,
 )
-from temporal import Eligibility, TimeField, TimelineGroup
+from temporal import ClockRelation, Eligibility, TimeField, TimelineGroup
+from vault import InvalidCursor
 
 __all__ = ["chronicle_day", "chronicle_last_seen", "chronicle_since", "occurrences", "timeline"]
 
@@ -42,11 +44,17 @@ def timeline(
     include_sources: bool | None = False,
     as_of: str | None = None,
     timezone: str | None = "UTC",
+    clock: list[ClockRelation] | None = None,
     scope: str | None = None,
     first: int | None = 20,
     after: str | None = None,
 ) -> TimelineResult:
-    """Dated records, optionally of one entity, grouped by source on request."""
+    """Dated records, optionally of one entity, grouped by source on request.
+
+    Without `asOf`, clocks (and NEAREST's order) are computed at the request's time, and a
+    cursor carries that time to the next pages, so that a row moving from FUTURE to TODAY
+    between two pages is neither skipped nor repeated.
+    """
     context = info.context
     size = page_size(first)
     tz = zone(timezone)
@@ -67,13 +75,21 @@ def timeline(
         include_sources=bool(include_sources),
         as_of_us=as_of_us,
         tz=tz,
+        nearest=order is Order.NEAREST,
+        clocks=frozenset(clock) if clock is not None else None,
     )
     scopes = context.readable(scope)
-    offset = _offset(context, scopes, after)
+    offset, now_us = 0, context.now_us
+    if after is not None:
+        snapshot = context.snapshot(scopes)
+        offset, issued = decode_position(after, snapshot=snapshot, query="timeline")
+        if issued is not None and as_of_us is not None and issued != as_of_us:
+            raise InvalidCursor(f"Cursor {after[:40]!r} was issued for another 'asOf'")
+        now_us = issued if issued is not None else now_us
     found = temporal.timeline(
-        context.reader(), query, scopes, now_us=context.now_us, first=size, offset=offset
+        context.reader(), query, scopes, now_us=now_us, first=size, offset=offset
     )
-    return _result(context, scopes, found, tz, offset)
+    return _result(context, scopes, found, tz, offset, clocked=True)
 
 
 def chronicle_day(
@@ -206,11 +222,19 @@ def _offset(context: Context, scopes: list[str], after: str | None) -> int:
 
 
 def _result(
-    context: Context, scopes: list[str], found: temporal.Timeline, tz: str, offset: int
+    context: Context,
+    scopes: list[str],
+    found: temporal.Timeline,
+    tz: str,
+    offset: int,
+    *,
+    clocked: bool = False,
 ) -> TimelineResult:
+    """A page of a time query; a `clocked` one's cursor also holds the `asOf` of its clocks."""
     snapshot = context.snapshot(scopes)
     last = offset + len(found.entries)
-    end = encode_cursor(snapshot, str(last)) if found.entries else None
+    key = f"{last}@{found.as_of_us}" if clocked else str(last)
+    end = encode_cursor(snapshot, key) if found.entries else None
     return TimelineResult(
         entries=[TimelineEntry.from_domain(e) for e in found.entries],
         total=found.total,

@@ -28,6 +28,13 @@ strawberry.enum(TimelineGroup)
 class Order(Enum):
     ASC = "asc"
     DESC = "desc"
+    NEAREST = strawberry.enum_value(
+        "nearest",
+        description=(
+            "Closest to asOf first: distance 0 when the interval contains asOf;"
+            " ties by start, then id."
+        ),
+    )
 
 
 @strawberry.type
