@@ -168,9 +168,10 @@ def test_a_locator_followed_gives_its_lines_and_a_stale_revision_says_so(
     stale = excerpt(client, "team/edited.md", revision=cited)
     assert stale["current"] is False
     assert stale["revision"] != cited
-    assert stale["revision"] == data(client, LOCATOR, id="team/edited")["record"]["locator"][
-        "revision"
-    ]
+    assert (
+        stale["revision"]
+        == data(client, LOCATOR, id="team/edited")["record"]["locator"]["revision"]
+    )
     assert [line["text"] for line in stale["lines"]] == [
         "---",
         "title: After",

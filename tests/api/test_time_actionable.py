@@ -90,8 +90,15 @@ ALL_DUE = {"OVERDUE": 5, "PAST": 1, "TODAY": 2, "CURRENT_PERIOD": 1, "FUTURE": 1
         ),
         pytest.param(
             {"field": "DUE_AT", "clock": ["OVERDUE", "TODAY"], "order": "NEAREST"},
-            ["t-today", "t-today-late", "t-over-3", "t-over-3b", "t-over-2", "t-over-1",
-             "t-far-over"],  # fmt: skip
+            [
+                "t-today",
+                "t-today-late",
+                "t-over-3",
+                "t-over-3b",
+                "t-over-2",
+                "t-over-1",
+                "t-far-over",
+            ],
             id="actionable-nearest",
         ),
         pytest.param(
@@ -106,8 +113,18 @@ ALL_DUE = {"OVERDUE": 5, "PAST": 1, "TODAY": 2, "CURRENT_PERIOD": 1, "FUTURE": 1
         ),
         pytest.param(
             {"field": "DUE_AT", "order": "DESC"},
-            ["t-future", "t-today-late", "t-today", "t-over-3b", "t-over-3", "t-over-2",
-             "t-done", "t-over-1", "t-month", "t-far-over"],  # fmt: skip
+            [
+                "t-future",
+                "t-today-late",
+                "t-today",
+                "t-over-3b",
+                "t-over-3",
+                "t-over-2",
+                "t-done",
+                "t-over-1",
+                "t-month",
+                "t-far-over",
+            ],
             id="desc-without-clock",
         ),
         pytest.param(
@@ -121,14 +138,33 @@ ALL_DUE = {"OVERDUE": 5, "PAST": 1, "TODAY": 2, "CURRENT_PERIOD": 1, "FUTURE": 1
         ),
         pytest.param(
             {"order": "NEAREST"},
-            ["e-day", "e-contains", "e-before", "e-after", "c-near", "m-near", "e-next",
-             "c-far", "m-far", "e-old"],  # fmt: skip
+            [
+                "e-day",
+                "e-contains",
+                "e-before",
+                "e-after",
+                "c-near",
+                "m-near",
+                "e-next",
+                "c-far",
+                "m-far",
+                "e-old",
+            ],
             id="nearest-all",
         ),
         pytest.param(
             {"group": "SOURCE", "order": "NEAREST"},
-            ["e-day", "e-contains", "e-before", "e-after", "m-near", "e-next", "m-far", "e-old",
-             "c-undated"],  # fmt: skip
+            [
+                "e-day",
+                "e-contains",
+                "e-before",
+                "e-after",
+                "m-near",
+                "e-next",
+                "m-far",
+                "e-old",
+                "c-undated",
+            ],
             id="nearest-by-source-undated-last",
         ),
         pytest.param(

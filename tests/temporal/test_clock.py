@@ -342,9 +342,7 @@ def _distance_in_sql(start: int, stop: int, precision: str, as_of: int, wall: in
         pytest.param("2026-03-15T22:30:00Z", None, "UTC", HOUR, id="instant-an-hour-before"),
         pytest.param("2026-03-16T00:30:00Z", None, "UTC", HOUR, id="instant-an-hour-after"),
         pytest.param("2026-03-15T20:00:00Z", "2026-03-16T01:00:00Z", "UTC", 0, id="contains"),
-        pytest.param(
-            "2026-03-15T23:30:00Z", "2026-03-16T01:00:00Z", "UTC", 0, id="starts-at-asof"
-        ),
+        pytest.param("2026-03-15T23:30:00Z", "2026-03-16T01:00:00Z", "UTC", 0, id="starts-at-asof"),
         pytest.param(  # half-open: its last instant is a microsecond before asOf
             "2026-03-15T20:00:00Z", "2026-03-15T23:30:00Z", "UTC", 1, id="ends-at-asof"
         ),
@@ -357,8 +355,9 @@ def _distance_in_sql(start: int, stop: int, precision: str, as_of: int, wall: in
         pytest.param("2026-03-16", None, "Europe/Berlin", 0, id="day-of-asof-berlin"),
         pytest.param("2026-03-15", None, "Europe/Berlin", 30 * MINUTE + 1, id="day-before-berlin"),
         pytest.param("2026-03", None, "Europe/Berlin", 0, id="month-of-asof"),
-        pytest.param("2026-02", None, "UTC", 14 * 24 * HOUR + 23 * HOUR + 30 * MINUTE + 1,
-                     id="month-before"),  # fmt: skip
+        pytest.param(
+            "2026-02", None, "UTC", 14 * 24 * HOUR + 23 * HOUR + 30 * MINUTE + 1, id="month-before"
+        ),
     ],
 )
 def test_distance_to_asof_is_zero_inside_else_the_gap_to_the_nearer_end(
