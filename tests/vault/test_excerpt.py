@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from vault import Issue, NoteText, note_lines, read_note_text
+from vault import FileBytes, Issue, NoteText, note_lines, read_bytes, read_note_text, scan
 
 _IN_OPEN = 0x20
 _IN_NONBLOCK = os.O_NONBLOCK
@@ -208,3 +208,20 @@ def test_what_is_not_a_file_now_is_refused(
 def test_a_file_on_the_way_is_not_a_folder(root: Path) -> None:
     found = read_note_text(root, "a/note.md/x.md")
     assert isinstance(found, Issue) and found.code == "unsafe_path"
+
+
+def test_read_bytes_refuses_a_fifo_put_in_a_note_s_place(root: Path) -> None:
+    """The scanner's reader too: a FIFO where a note was seen is refused, not waited on."""
+    note = root / "a" / "note.md"
+    (seen,) = [f for f in scan(root).files if f.path == "a/note.md"]
+    note.unlink()
+    os.mkfifo(note)
+    result: list[FileBytes | Issue] = []
+    worker = threading.Thread(target=lambda: result.append(read_bytes(seen)))
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():
+        os.close(os.open(note, os.O_WRONLY))
+        worker.join()
+        pytest.fail("read_bytes waited on a FIFO")
+    assert isinstance(result[0], Issue) and result[0].code == "not_regular_file"
