@@ -103,8 +103,15 @@ def week_of(day: date, tz: str) -> LocalDay:
 
 
 def local_date(us: int, tz: str) -> date:
-    """The calendar date an instant falls on in zone `tz`."""
-    return instant(us).astimezone(timezone(tz)).date()
+    """The calendar date an instant falls on in zone `tz`.
+
+    Raises:
+        InvalidDate: in `tz`, the instant falls before year 1 or after year 9999.
+    """
+    try:
+        return instant(us).astimezone(timezone(tz)).date()
+    except OverflowError as exc:
+        raise InvalidDate(f"In {tz} that instant falls outside the years 1-9999") from exc
 
 
 def clock_sql(as_of_us: int, today: LocalDay) -> str:
