@@ -24,6 +24,9 @@ __all__ = [
     "line_range",
     "optional_bound_us",
     "page_size",
+    "search_cursor",
+    "search_position",
+    "search_variants",
     "source_grouping",
     "time_range",
     "traversal_limits",
@@ -174,6 +177,53 @@ def graph_seed(seed_id: str | None, text: str | None) -> tuple[str | None, str |
             f"Argument 'seed.text' must have 1 to {graph.MAX_SEED_TEXT} characters, not {len(text)}"
         )
     return seed_id, text
+
+
+def search_variants(variants: list[str] | None) -> tuple[str, ...]:
+    """A search's `variants`: at most `temporal.MAX_VARIANTS` texts of at most
+    `temporal.MAX_VARIANT_CHARS` characters each (none when absent)."""
+    if variants is None:
+        return ()
+    if len(variants) > temporal.MAX_VARIANTS:
+        raise InvalidInput(
+            f"Argument 'variants' takes at most {temporal.MAX_VARIANTS} texts, not {len(variants)}"
+        )
+    for at, text in enumerate(variants):
+        if len(text) > temporal.MAX_VARIANT_CHARS:
+            raise InvalidInput(
+                f"Argument 'variants' [{at}] must be at most {temporal.MAX_VARIANT_CHARS}"
+                f" characters, not {len(text)}"
+            )
+    return tuple(variants)
+
+
+def search_position(
+    cursor: str, *, snapshot: str, strategy: temporal.SearchStrategy
+) -> tuple[int, bool]:
+    """The position a search cursor of `snapshot` holds, and whether it counts the hits of a
+    relaxed pass (see `search_cursor`).
+
+    Raises:
+        InvalidCursor: the cursor is not one of ours, holds no search position, or is of a
+            relaxed pass while the strategy is not AUTO.
+        SnapshotChanged: the cursor belongs to another snapshot.
+    """
+    key = decode_cursor(cursor, snapshot=snapshot)
+    found = re.fullmatch(r"(relaxed:)?([0-9]{1,18})", key)
+    if found is None:
+        raise InvalidCursor(f"Cursor {cursor[:40]!r} is not a search cursor")
+    relaxed = found[1] is not None
+    if relaxed and strategy is not temporal.SearchStrategy.AUTO:
+        raise InvalidCursor(
+            f"Cursor {cursor[:40]!r} pages a relaxed pass, which only 'strategy: AUTO' takes"
+        )
+    return int(found[2]), relaxed
+
+
+def search_cursor(snapshot: str, position: int, *, relaxed: bool) -> str:
+    """A search cursor: the position in the snapshot's hit list, marked when the list is the
+    relaxed pass's (so the next page continues that pass, in its order)."""
+    return encode_cursor(snapshot, f"relaxed:{position}" if relaxed else str(position))
 
 
 def encode_cursor(snapshot: str, key: str) -> str:

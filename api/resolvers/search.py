@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+from typing import Annotated
+
+import strawberry
+
 import temporal
-from api.args import decode_offset, encode_cursor, page_size
+from api.args import page_size, search_cursor, search_position, search_variants
 from api.context import Info
 from api.types.common import MatchMode, PageInfo
 from api.types.records import RecordFilter
-from api.types.search import SearchConnection, SearchHit
+from api.types.search import Retrieval, SearchConnection, SearchHit, SearchStrategy
 
 __all__ = ["search"]
 
@@ -15,18 +19,30 @@ def search(
     query: str,
     mode: MatchMode | None = temporal.MatchMode.ALL,
     filter: RecordFilter | None = None,
+    variants: Annotated[
+        list[str] | None,
+        strawberry.argument(
+            description=(
+                "Up to 5 more keyword sets (each at most 100 characters), fused with the query"
+                " by reciprocal rank."
+            )
+        ),
+    ] = None,
+    strategy: SearchStrategy | None = temporal.SearchStrategy.STRICT,
     first: int | None = 20,
     after: str | None = None,
 ) -> SearchConnection:
     """FTS5/BM25 keyword search over title (8), aliases (6) and body (1)."""
     context = info.context
     size = page_size(first)
+    extra = search_variants(variants)
+    chosen = strategy or temporal.SearchStrategy.STRICT
     flt = filter or RecordFilter()
     scopes = context.readable(flt.scope)
     snapshot = context.snapshot(scopes)
-    offset = 0
+    offset, relaxed = 0, False
     if after is not None:
-        offset = decode_offset(after, snapshot=snapshot, query="search")
+        offset, relaxed = search_position(after, snapshot=snapshot, strategy=chosen)
     domain = flt.to_domain(context.type_name)
     page = temporal.search_records(
         context.reader(),
@@ -36,6 +52,9 @@ def search(
         scopes=scopes,
         first=size,
         offset=offset,
+        variants=extra,
+        strategy=chosen,
+        relaxed=relaxed,
     )
     end = offset + len(page.hits)
     return SearchConnection(
@@ -43,7 +62,8 @@ def search(
         total=page.total,
         page_info=PageInfo(
             has_next_page=end < page.total,
-            end_cursor=encode_cursor(snapshot, str(end)) if page.hits else None,
+            end_cursor=search_cursor(snapshot, end, relaxed=page.relaxed) if page.hits else None,
         ),
+        retrieval=Retrieval.from_domain(page.retrieval),
         meta=context.meta(scopes),
     )

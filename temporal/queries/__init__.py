@@ -12,6 +12,17 @@ from temporal.queries.connections import (
     seed_matches,
 )
 from temporal.queries.listing import first_standing, listing
+from temporal.queries.matching import MatchMode, search_tokens
+from temporal.queries.results import (
+    MatchQuality,
+    RelaxedFallback,
+    Retrieval,
+    RetrievalReason,
+    SearchHit,
+    SearchPage,
+    SearchStrategy,
+    Snippet,
+)
 from temporal.queries.rows import (
     Eligibility,
     Scan,
@@ -23,12 +34,9 @@ from temporal.queries.rows import (
     entity_rows,
 )
 from temporal.queries.search import (
-    MatchMode,
-    SearchHit,
-    SearchPage,
-    Snippet,
+    MAX_VARIANT_CHARS,
+    MAX_VARIANTS,
     search_records,
-    search_tokens,
 )
 from temporal.queries.timeline import (
     LastSeen,
@@ -41,15 +49,22 @@ from temporal.queries.timeline import (
 )
 
 __all__ = [
+    "MAX_VARIANTS",
+    "MAX_VARIANT_CHARS",
     "EdgeRow",
     "Eligibility",
     "LastSeen",
     "MatchMode",
+    "MatchQuality",
     "NodeRow",
     "Occurrences",
+    "RelaxedFallback",
+    "Retrieval",
+    "RetrievalReason",
     "Scan",
     "SearchHit",
     "SearchPage",
+    "SearchStrategy",
     "Snippet",
     "Timeline",
     "TimelineEntry",
