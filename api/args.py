@@ -197,27 +197,20 @@ def search_variants(variants: list[str] | None) -> tuple[str, ...]:
     return tuple(variants)
 
 
-def search_position(
-    cursor: str, *, snapshot: str, strategy: temporal.SearchStrategy
-) -> tuple[int, bool]:
+def search_position(cursor: str, *, snapshot: str) -> tuple[int, bool]:
     """The position a search cursor of `snapshot` holds, and whether it counts the hits of a
-    relaxed pass (see `search_cursor`).
+    relaxed pass (see `search_cursor`; `temporal.search_records` refuses such a position
+    where no relaxed pass runs).
 
     Raises:
-        InvalidCursor: the cursor is not one of ours, holds no search position, or is of a
-            relaxed pass while the strategy is not AUTO.
+        InvalidCursor: the cursor is not one of ours, or holds no search position.
         SnapshotChanged: the cursor belongs to another snapshot.
     """
     key = decode_cursor(cursor, snapshot=snapshot)
     found = re.fullmatch(r"(relaxed:)?([0-9]{1,18})", key)
     if found is None:
         raise InvalidCursor(f"Cursor {cursor[:40]!r} is not a search cursor")
-    relaxed = found[1] is not None
-    if relaxed and strategy is not temporal.SearchStrategy.AUTO:
-        raise InvalidCursor(
-            f"Cursor {cursor[:40]!r} pages a relaxed pass, which only 'strategy: AUTO' takes"
-        )
-    return int(found[2]), relaxed
+    return int(found[2]), found[1] is not None
 
 
 def search_cursor(snapshot: str, position: int, *, relaxed: bool) -> str:

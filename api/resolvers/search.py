@@ -42,7 +42,7 @@ def search(
     snapshot = context.snapshot(scopes)
     offset, relaxed = 0, False
     if after is not None:
-        offset, relaxed = search_position(after, snapshot=snapshot, strategy=chosen)
+        offset, relaxed = search_position(after, snapshot=snapshot)
     domain = flt.to_domain(context.type_name)
     page = temporal.search_records(
         context.reader(),

@@ -158,10 +158,6 @@ def _queries(query: str, variants: Sequence[str], mode: MatchMode) -> list[_Quer
     if not variants:
         texts = [search_tokens(query)]
     else:
-        if len(variants) > MAX_VARIANTS:
-            raise InvalidInput(
-                f"Argument 'variants' takes at most {MAX_VARIANTS} texts, not {len(variants)}"
-            )
         texts = [text_tokens(query, name="query", limit=MAX_QUERY_CHARS)]
         if len(texts[0]) > MAX_QUERY_TOKENS:
             raise InvalidInput(

@@ -273,3 +273,111 @@ def test_a_scope_the_token_cannot_read_never_moves_its_results(tmp_path: Path) -
     assert keys == sorted(keys)
     alone = json.loads(before[1][0])["data"]["search"]["hits"]
     assert [h for h in hits if h["record"]["id"].startswith("team/")] == alone
+
+
+RETRIEVAL = """
+query($q: String!, $variants: [String!], $strategy: SearchStrategy, $filter: RecordFilter,
+      $first: Int, $after: String) {
+  search(query: $q, variants: $variants, strategy: $strategy, filter: $filter, first: $first,
+         after: $after) {
+    total
+    hits { record { id } score matches matchQuality }
+    pageInfo { hasNextPage endCursor }
+    retrieval {
+      reason scopedActive candidatePool candidateLimitReached perQueryMatches
+      fallback {
+        keywords droppedNoMatch droppedTooCommon droppedByCap coverageRequired
+        recalled rejected survived candidateLimitReached
+      }
+    }
+  }
+}
+"""
+
+
+def retrieve(client: TestClient, q: str, **variables: object) -> dict:  # type: ignore[type-arg]
+    result: dict = data(client, RETRIEVAL, q=q, **variables)["search"]  # type: ignore[type-arg]
+    return result
+
+
+@pytest.mark.parametrize(
+    ("variants", "fragment"),
+    [
+        (["atlas"] * 6, "at most 5 texts, not 6"),
+        (["atlas", "x" * 101], "[1] must be at most 100 characters, not 101"),
+    ],
+    ids=["six-variants", "101-characters"],
+)
+def test_bad_variants_are_bad_user_input_naming_the_argument(
+    demo_client: TestClient, variants: list[str], fragment: str
+) -> None:
+    body = gql(demo_client, RETRIEVAL, q="atlas", variants=variants)
+    assert codes(body) == ["BAD_USER_INPUT"]
+    message = body["errors"][0]["message"]
+    assert "'variants'" in message and fragment in message
+
+
+def test_five_variants_of_100_characters_are_taken(demo_client: TestClient) -> None:
+    variants = [("postgis " * 13)[:100]] * 5
+    result = retrieve(demo_client, "atlas", variants=variants)
+    assert (
+        result["retrieval"]["perQueryMatches"][1:]
+        == [result["retrieval"]["perQueryMatches"][1]] * 5
+    )
+    assert result["retrieval"]["reason"] == "MATCHED"
+
+
+def test_every_search_answer_says_how_it_was_retrieved(demo_client: TestClient) -> None:
+    matched = retrieve(demo_client, "postgis")
+    scoped = matched["retrieval"]["scopedActive"]
+    assert scoped > 50
+    assert matched["retrieval"] == {
+        "reason": "MATCHED",
+        "scopedActive": scoped,
+        "candidatePool": matched["total"],
+        "candidateLimitReached": False,
+        "perQueryMatches": [matched["total"]],
+        "fallback": None,
+    }
+    assert {h["matchQuality"] for h in matched["hits"]} == {"EXACT"}
+    none = retrieve(demo_client, "zanzibar")["retrieval"]
+    assert (none["reason"], none["scopedActive"], none["candidatePool"]) == (
+        "NO_LEXICAL_MATCH",
+        scoped,
+        0,
+    )
+    empty = retrieve(demo_client, "atlas", filter={"type": "no-such-type"})["retrieval"]
+    assert (empty["reason"], empty["scopedActive"]) == ("EMPTY_SCOPE", 0)
+
+
+def test_variants_are_fused_over_http(demo_client: TestClient) -> None:
+    result = retrieve(demo_client, "postgis", variants=["duckdb", "zanzibar", "?!"])
+    postgis = retrieve(demo_client, "postgis")["total"]
+    duckdb = retrieve(demo_client, "duckdb")["total"]
+    assert result["retrieval"]["perQueryMatches"] == [postgis, duckdb, 0, 0]
+    scores = [h["score"] for h in result["hits"]]
+    assert scores == sorted(scores, reverse=True) and scores[0] <= 2 / 61
+
+
+def test_a_relaxed_pass_pages_in_its_own_order(demo_client: TestClient) -> None:
+    query = "postgis beacon zanzibar"
+    whole = retrieve(demo_client, query, strategy="AUTO", first=100)
+    assert whole["retrieval"]["reason"] == "RELAXED_MATCH"
+    assert whole["retrieval"]["fallback"]["droppedNoMatch"] == ["zanzibar"]
+    assert whole["total"] == whole["retrieval"]["fallback"]["survived"] > 2
+    assert {h["matchQuality"] for h in whole["hits"]} == {"RELAXED"}
+    strict = retrieve(demo_client, query)
+    assert (strict["total"], strict["retrieval"]["reason"]) == (0, "NO_LEXICAL_MATCH")
+    assert strict["retrieval"]["fallback"] is None
+    seen, after = [], None
+    while True:
+        page = retrieve(demo_client, query, strategy="AUTO", first=2, after=after)
+        assert page["retrieval"]["reason"] == "RELAXED_MATCH"
+        seen.extend(page["hits"])
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        after = page["pageInfo"]["endCursor"]
+    assert seen == whole["hits"]
+    # The relaxed pass's cursor is no cursor for a STRICT search.
+    body = gql(demo_client, RETRIEVAL, q=query, first=2, after=after)
+    assert codes(body) == ["BAD_USER_INPUT"] and "AUTO" in body["errors"][0]["message"]
