@@ -1,4 +1,5 @@
-"""Search benchmark: median latency of 1-, 2- and 3-token searches, in-process and over HTTP.
+"""Search benchmark: median latency of 1-, 2- and 3-token searches, of a search with five keyword
+variants and of `AUTO` searches that take the relaxed pass, in-process and over HTTP.
 
     python bench/search.py [--vault DIR] [--state FILE] [--notes 100000] [--runs 15]
 
@@ -9,16 +10,19 @@ reconciles it into --state (cold when the file is new, timed), then measures eac
 (TestClient, watcher on, so the freshness check is a drained inotify queue). Prints one
 JSON object; figures go into bench/README.md by hand. The floor of each query is the bare
 FTS5 statement ranking the same matches (`ORDER BY bm25(...) LIMIT 20`, no filter, no join).
+The retrieval searches (`RETRIEVAL`) have no floor; their `retrieval` figures are printed too.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import json
 import sqlite3
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -43,6 +47,24 @@ QUERIES = {
     "rare_2": "Guido Dijkstra",
     "rare_3": "Guido Dijkstra analysis",
 }
+# (query, variants, strategy): five variants of names (each a few hundred matches); AUTO
+# searches no record matches as given, so that the relaxed pass runs, around rare words and
+# around common ones (which it counts up to half the scope, then drops).
+RETRIEVAL = {
+    "variants_5": (
+        "Guido Dijkstra",
+        ["Edsger Dijkstra", "Grace Hopper", "Ada Lovelace", "Linus Torvalds", "Barbara Liskov"],
+        temporal.SearchStrategy.STRICT,
+    ),
+    "auto_rare": ("Guido Dijkstra zeppelin", [], temporal.SearchStrategy.AUTO),
+    "auto_common": ("deadline workshop zeppelin", [], temporal.SearchStrategy.AUTO),
+}
+GQL_RETRIEVAL = (
+    "query($q: String!, $v: [String!], $s: SearchStrategy) {"
+    " search(query: $q, variants: $v, strategy: $s) { total"
+    " hits { record { id } score matches matchQuality snippet { text startLine } }"
+    " retrieval { reason candidatePool perQueryMatches fallback { keywords survived } } } }"
+)
 GQL = (
     "query($q: String!) { search(query: $q) { total"
     " hits { record { id } score matches snippet { text startLine } } } }"
@@ -73,6 +95,21 @@ def measure(vault: Path, state: Path, notes: int, runs: int) -> dict[str, object
             # snippets), in the same run.
             floor = functools.partial(_fts_floor, reader.conn, query)
             out[f"{name}_fts_floor_ms"] = 1000 * floors.median(floor, runs, warm=True)
+        for name, (query, variants, strategy) in RETRIEVAL.items():
+            search = functools.partial(_search, reader, query, variants=variants, strategy=strategy)
+            page = search()
+            out[f"{name}_total"] = page.total
+            out[f"{name}_retrieval"] = {
+                "reason": page.retrieval.reason.name,
+                "per_query_matches": page.retrieval.per_query_matches,
+                "candidate_pool": page.retrieval.candidate_pool,
+                "fallback": (
+                    dataclasses.asdict(page.retrieval.fallback)
+                    if page.retrieval.fallback is not None
+                    else None
+                ),
+            }
+            out[f"{name}_in_process_ms"] = 1000 * floors.median(search, runs, warm=True)
     start = time.perf_counter()
     with store.write() as conn:
         for statement in (*search_fill("default"), *SEARCH_KEYS_FILL):
@@ -88,11 +125,27 @@ def measure(vault: Path, state: Path, notes: int, runs: int) -> dict[str, object
             out[f"{name}_http_ms"] = 1000 * floors.median(
                 functools.partial(client.post, "/graphql", json=body), runs, warm=True
             )
+        for name, (query, variants, strategy) in RETRIEVAL.items():
+            body = {
+                "query": GQL_RETRIEVAL,
+                "variables": {"q": query, "v": variants or None, "s": strategy.name},
+            }
+            answer = client.post("/graphql", json=body).json()
+            assert answer["data"]["search"]["total"] == out[f"{name}_total"], answer
+            out[f"{name}_http_ms"] = 1000 * floors.median(
+                functools.partial(client.post, "/graphql", json=body), runs, warm=True
+            )
     out["peak_rss_mb"] = floors.peak_rss_mb()
     return out
 
 
-def _search(reader: temporal.Reader, query: str) -> temporal.queries.SearchPage:
+def _search(
+    reader: temporal.Reader,
+    query: str,
+    *,
+    variants: Sequence[str] = (),
+    strategy: temporal.SearchStrategy = temporal.SearchStrategy.STRICT,
+) -> temporal.queries.SearchPage:
     return temporal.search_records(
         reader,
         query,
@@ -100,6 +153,8 @@ def _search(reader: temporal.Reader, query: str) -> temporal.queries.SearchPage:
         flt=temporal.RecordFilter(),
         scopes=["default"],
         first=20,
+        variants=variants,
+        strategy=strategy,
     )
 
 

@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from temporal.queries.matching import MatchMode, Row, details, expression, parts, ranked
+from temporal.queries.matching import MatchMode, Part, expression, parts, ranked
 from temporal.queries.results import RelaxedFallback
-from temporal.queries.snippets import tokens_held
-from temporal.store import Reader, RecordFilter
+from temporal.store import Reader, RecordFilter, marks
 
 __all__ = ["MAX_KEYWORDS", "MAX_RECALL", "Relaxed", "relaxed"]
 
@@ -29,7 +28,7 @@ MAX_RECALL = 200
 class Relaxed:
     """The survivors of a relaxed pass in their order, what each holds, and every figure."""
 
-    rows: tuple[Row, ...]
+    scored: tuple[tuple[int, float], ...]  # (rowid, BM25 of the recall), in order
     held: dict[int, tuple[str, ...]]
     match: str  # the OR expression of the keywords (every survivor matches it)
     fallback: RelaxedFallback
@@ -48,54 +47,74 @@ def relaxed(
     Survivors are ordered by how many keywords they hold, then BM25 of the OR recall
     (higher first), then record id, then scope; their score is that BM25.
     """
-    # A fragment in more than half of the scoped records is too common: counting stops there.
-    cap = scoped_active // 2 + 1
+    cap = scoped_active // 2 + 1  # this many holders make a fragment too common
+    chosen = [s for s in scopes if flt.scope is None or s == flt.scope]
+    in_scope = f"SELECT count(*) FROM search_keys WHERE scope IN ({marks(chosen)})"
+    # Each scope's index holds all its notes, so a fragment's matches in the indexes, less the
+    # notes the filter leaves out, are a floor of its holders: most common words are told
+    # from the index alone, without a join per match.
+    outside = int(reader.run(in_scope, chosen).fetchone()[0]) - scoped_active
     frequency: dict[str, int] = {}
+    holders: dict[str, set[int]] = {}
     no_match: list[str] = []
     too_common: list[str] = []
     for fragment in fragments:
-        df = 0
-        for part in parts(reader, flt, scopes, expression([fragment], MatchMode.ANY)):
-            sql = f"SELECT count(*) FROM (SELECT 1 {part.base} LIMIT ?)"
-            df += int(reader.run(sql, [*part.params, cap - df]).fetchone()[0])
-            if df >= cap:
-                break
-        if df == 0:
+        match = expression([fragment], MatchMode.ANY)
+        found = parts(reader, flt, scopes, match)
+        indexed = 0
+        for part in found:
+            sql = f"SELECT count(*) FROM (SELECT 1 FROM {part.table} WHERE {part.table} MATCH ?"
+            sql += " LIMIT ?)"
+            indexed += int(reader.run(sql, [match, cap + outside - indexed]).fetchone()[0])
+        if indexed - outside >= cap:
+            too_common.append(fragment)
+            continue
+        held_by = _holders(reader, found, limit=cap) if indexed else set()
+        if not held_by:
             no_match.append(fragment)
-        elif 2 * df > scoped_active:
+        elif len(held_by) >= cap:
             too_common.append(fragment)
         else:
-            frequency[fragment] = df
+            frequency[fragment], holders[fragment] = len(held_by), held_by
     order = {fragment: at for at, fragment in enumerate(fragments)}
     usable = sorted(frequency, key=lambda f: (frequency[f], order[f]))
     keywords, by_cap = usable[:MAX_KEYWORDS], usable[MAX_KEYWORDS:]
     required = max(1, -(-len(keywords) // 2))
-    rows: list[Row] = []
+    survivors: list[tuple[int, float]] = []
     held: dict[int, tuple[str, ...]] = {}
-    recalled: list[Row] = []
+    scored: list[tuple[int, float]] = []
     match = expression(keywords, MatchMode.ANY)
     if keywords:
-        found = parts(reader, flt, scopes, match)
-        scored = ranked(reader, found, limit=MAX_RECALL + 1)
-        recalled = details(reader, scored[:MAX_RECALL])
+        scored = ranked(reader, parts(reader, flt, scopes, match), limit=MAX_RECALL + 1)
         in_query_order = sorted(keywords, key=order.__getitem__)
-        held = tokens_held(reader, recalled, in_query_order)
+        for rowid, _ in scored[:MAX_RECALL]:
+            held[rowid] = tuple(k for k in in_query_order if rowid in holders[k])
         # A stable sort: within one coverage, the recall's order (BM25, id, scope) stands.
-        rows = sorted(
-            (r for r in recalled if len(held[r.rowid]) >= required),
-            key=lambda r: -len(held[r.rowid]),
+        survivors = sorted(
+            (pair for pair in scored[:MAX_RECALL] if len(held[pair[0]]) >= required),
+            key=lambda pair: -len(held[pair[0]]),
         )
-    else:
-        scored = []
+    recalled = min(len(scored), MAX_RECALL)
     fallback = RelaxedFallback(
         keywords=tuple(keywords),
         dropped_no_match=tuple(no_match),
         dropped_too_common=tuple(too_common),
         dropped_by_cap=tuple(by_cap),
         coverage_required=required,
-        recalled=len(recalled),
-        rejected=len(recalled) - len(rows),
-        survived=len(rows),
+        recalled=recalled,
+        rejected=recalled - len(survivors),
+        survived=len(survivors),
         candidate_limit_reached=len(scored) > MAX_RECALL,
     )
-    return Relaxed(tuple(rows), {r.rowid: held[r.rowid] for r in rows}, match, fallback)
+    return Relaxed(tuple(survivors), {r: held[r] for r, _ in survivors}, match, fallback)
+
+
+def _holders(reader: Reader, found: Sequence[Part], *, limit: int) -> set[int]:
+    """The rowids of the parts' matches, reading no more than `limit`."""
+    held: set[int] = set()
+    for part in found:
+        sql = f"SELECT n.rowid {part.base} LIMIT ?"
+        held.update(r for (r,) in reader.run(sql, [*part.params, limit - len(held)]))
+        if len(held) >= limit:
+            break
+    return held

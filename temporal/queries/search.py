@@ -49,7 +49,7 @@ from temporal.queries.results import (
 )
 from temporal.queries.snippets import bodies, hits, matching, snippet, tokens_held
 from temporal.records import LifecycleFilter, supersession_chain
-from temporal.store import Reader, RecordFilter, search_table
+from temporal.store import Reader, RecordFilter, marks, search_table
 from vault import InvalidCursor, InvalidInput
 
 __all__ = [
@@ -137,7 +137,7 @@ def search_records(
         return SearchPage((), 0, retrieval)
     fragments = tuple(dict.fromkeys(t for q in queries for t in q.tokens))
     found = relaxed_pass(reader, fragments, flt=flt, scopes=scopes, scoped_active=scoped)
-    rows = found.rows[offset : offset + first]
+    rows = details(reader, found.scored[offset : offset + first])
     survived = found.fallback.survived
     reason = RetrievalReason.NO_LEXICAL_MATCH
     if survived:
@@ -234,7 +234,7 @@ def _fused(
     combined = " OR ".join(f"({q.match})" for q in queries if q.tokens)
     vias = _replacements(reader, combined, flt, scopes)
     total = len(fused) + len(vias)
-    rows = fused[offset : offset + first]
+    rows = details(reader, fused[offset : offset + first])
     later = vias[max(0, offset - len(fused)) :][: first - len(rows)]
     # A row of a query's complete list matched it, one outside did not: only a query with
     # more matches than its list holds must ask the index.
@@ -250,17 +250,21 @@ def _fused(
     return (page, total), tuple(counts), limited
 
 
-def _fuse(reader: Reader, lists: Sequence[Sequence[int]]) -> list[Row]:
-    """The rows of the ranked lists (rowids), fused by reciprocal rank: score the sum of
-    1 / (60 + rank) over the lists holding a row, ties by record id, then scope."""
+def _fuse(reader: Reader, lists: Sequence[Sequence[int]]) -> list[tuple[int, float]]:
+    """(rowid, score) of the rows of the ranked lists (rowids), fused by reciprocal rank:
+    score the sum of 1 / (60 + rank) over the lists holding a row, ties by record id, then
+    scope."""
     terms: dict[int, list[float]] = {}
     for ranking in lists:
         for rank, rowid in enumerate(ranking, start=1):
             terms.setdefault(rowid, []).append(1 / (RRF_K + rank))
     # fsum is exactly rounded, so equal rank sets give equal scores whatever their list order.
     scores = {rowid: math.fsum(ts) for rowid, ts in terms.items()}
-    rows = details(reader, list(scores.items()))
-    return sorted(rows, key=lambda r: (-scores[r.rowid], r.ref.id, r.scope))
+    # Ids and scopes from search_keys: the notes' rows are wide, and only a page needs them.
+    sql = f"SELECT rowid, id, scope FROM search_keys WHERE rowid IN ({marks(list(scores))})"
+    keys = {rowid: (rid, scope) for rowid, rid, scope in reader.run(sql, list(scores))}
+    order = sorted(scores, key=lambda rowid: (-scores[rowid], *keys[rowid]))
+    return [(rowid, scores[rowid]) for rowid in order]
 
 
 def _matches(

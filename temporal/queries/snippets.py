@@ -15,6 +15,9 @@ _SNIPPET_BEFORE = 60  # characters of context kept before the first match
 _SNIPPET_CHARS = 200  # longest snippet
 # Marker pairs for highlight(): the first pair that no body of the page contains is used.
 _MARKERS = (("\ue000", "\ue001"), ("\ue002", "\ue003"), ("\U000f0000", "\U000f0001"))
+# `+rowid IN (...)`, not `rowid IN (...)`: given the rowids, FTS5 seeks each one in every
+# phrase's doclist, which costs far more on common words (7 ms for 20 rows of a word in 68 % of
+# 5,000 notes) than reading the expression's matches once and keeping those rows (0.8 ms).
 
 
 def hits(
@@ -43,7 +46,7 @@ def hits(
         for table, rowids in _by_table(rows).items():
             sql = (
                 f"SELECT rowid, highlight({table}, 2, ?, ?) FROM {table}"
-                f" WHERE {table} MATCH ? AND rowid IN ({marks(rowids)})"
+                f" WHERE {table} MATCH ? AND +rowid IN ({marks(rowids)})"
             )
             marked.update(reader.run(sql, [opening, closing, match, *rowids]).fetchall())
     out = []
@@ -79,7 +82,7 @@ def matching(reader: Reader, rows: Sequence[Row], match: str) -> set[int]:
     """The rowids of the rows that match the MATCH expression `match`."""
     found: set[int] = set()
     for table, rowids in _by_table(rows).items():
-        sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks(rowids)})"
+        sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND +rowid IN ({marks(rowids)})"
         found.update(rowid for (rowid,) in reader.run(sql, [match, *rowids]))
     return found
 

@@ -380,6 +380,31 @@ def test_relaxed_hits_go_by_coverage_before_bm25(tmp_path: Path) -> None:
     assert page.hits[1].score > page.hits[0].score  # though BM25 says otherwise
 
 
+def test_document_frequency_counts_only_what_the_filter_keeps(tmp_path: Path) -> None:
+    files = {f"n/n{i}.md": f"# N{i}\n\napple banana\n" for i in range(6)}
+    files |= {
+        "m/m1.md": "---\ntype: memo\n---\n# M1\n\napple cherry\n",
+        "m/m2.md": "---\ntype: memo\n---\n# M2\n\ncherry\n",
+        "m/m3.md": "---\ntype: memo\n---\n# M3\n\ndate\n",
+        "m/m4.md": "---\ntype: memo\n---\n# M4\n\ndate\n",
+    }
+    store = open_store(tmp_path, files)
+    try:
+        memos = run(store, "apple cherry zebra", strategy=AUTO, flt=RecordFilter(type="memo"))
+        every = run(store, "apple cherry zebra", strategy=AUTO)
+    finally:
+        store.close()
+    # Among the 4 memos apple is in 1 and cherry in 2 (half, not more): both kept, though
+    # apple is in 7 of the 10 notes the index holds.
+    assert memos.retrieval.scoped_active == 4
+    assert memos.retrieval.fallback is not None
+    assert memos.retrieval.fallback.keywords == ("apple", "cherry")
+    assert ids(memos) == ["m/m1", "m/m2"]
+    assert every.retrieval.fallback is not None
+    assert every.retrieval.fallback.dropped_too_common == ("apple",)
+    assert every.retrieval.fallback.keywords == ("cherry",)
+
+
 def test_a_relaxed_pass_that_finds_nothing_is_a_valid_answer(relaxed: temporal.Store) -> None:
     page = run(relaxed, "common zebra", strategy=AUTO)
     assert page.hits == () and page.total == 0
