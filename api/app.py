@@ -20,7 +20,7 @@ from api.services import Services, now_us
 from api.settings import Limits, Settings
 from vault import AlmanacError, Forbidden, InvalidInput
 
-__all__ = ["app_from_env", "create_app"]
+__all__ = ["app_from_env", "check_body", "create_app"]
 
 
 def create_app(settings: Settings, *, graph: bool = True) -> Starlette:
@@ -111,7 +111,7 @@ class Guard:
         if kind != "application/json":
             raise UnsupportedMediaType("POST bodies must be application/json")
         body = await _read_body(receive, self.limits.max_body_bytes, headers)
-        _check_json(body, self.limits.max_json_depth)
+        check_body(body, self.limits)
         sent = False
 
         async def replay() -> Message:
@@ -122,6 +122,19 @@ class Guard:
             return {"type": "http.request", "body": body, "more_body": False}
 
         return replay
+
+
+def check_body(body: bytes, limits: Limits) -> None:
+    """What a POST body must be: within the size limit, UTF-8, one JSON object nested no deeper
+    than the limit.
+
+    Raises:
+        PayloadTooLarge: over `max_body_bytes`.
+        InvalidInput: not such a JSON object.
+    """
+    if len(body) > limits.max_body_bytes:
+        raise PayloadTooLarge(f"Request body larger than {limits.max_body_bytes} bytes")
+    _check_json(body, limits.max_json_depth)
 
 
 def _loopback_host(headers: dict[str, str], client: tuple[str, int] | None) -> bool:

@@ -24,6 +24,7 @@ __all__ = [
     "PayloadTooLarge",
     "UnsupportedMediaType",
     "copy_error",
+    "error_body",
     "error_response",
     "http_refusal",
     "render",
@@ -64,10 +65,14 @@ def http_refusal(status: int, reason: str) -> AlmanacError:
     return kinds.get(status, InvalidInput)(reason)
 
 
+def error_body(error: AlmanacError) -> dict[str, list[dict[str, object]]]:
+    """The body of a refusal of a whole request: one error, its message and code."""
+    return {"errors": [{"message": str(error), "extensions": {"code": error.code or _INTERNAL}}]}
+
+
 def error_response(error: AlmanacError) -> Response:
     """The response refusing a whole HTTP request: the class's status and code."""
-    body = {"errors": [{"message": str(error), "extensions": {"code": error.code or _INTERNAL}}]}
-    return JSONResponse(body, error.http_status)
+    return JSONResponse(error_body(error), error.http_status)
 
 
 class ErrorCodes(SchemaExtension):

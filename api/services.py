@@ -61,6 +61,8 @@ class Services:
         self.watcher: Watcher | None = None
         self._lock = asyncio.Lock()
         self._thread_lock = threading.Lock()
+        self._arrival_lock = threading.Lock()  # the blocking callers' tickets
+        self._fresh_lock = threading.Lock()  # one blocking caller checks freshness at a time
         self.arrivals = 0
         self.reconciles = 0
         self.view_waits = 0
@@ -220,6 +222,34 @@ class Services:
             start = self.arrivals
             try:
                 await anyio.to_thread.run_sync(lambda: self.reconcile_now(now_us=now_us))
+            except AlmanacError:
+                raise
+            except Exception as exc:
+                log.exception("Reconcile failed")
+                raise IndexUnavailable(f"Reconcile failed: {type(exc).__name__}") from exc
+            self._covered = start
+
+    def ensure_fresh_blocking(self, *, now_us: int) -> None:
+        """`ensure_fresh` for callers on threads of their own (the Python API, `almanac`): the
+        same promise, and concurrent callers share one reconcile in the same way. One
+        `Services` is driven by this or by `ensure_fresh`, never both.
+
+        Raises:
+            IndexUnavailable: as `ensure_fresh`.
+        """
+        with self._arrival_lock:
+            self.arrivals += 1
+            ticket = self.arrivals
+        with self._fresh_lock:
+            if self._covered >= ticket:
+                return
+            start = self.arrivals
+            if self._quiet():
+                self.freshness = Freshness(now_us, self.freshness.indexed_at)
+                self._covered = start
+                return
+            try:
+                self.reconcile_now(now_us=now_us)
             except AlmanacError:
                 raise
             except Exception as exc:
