@@ -55,14 +55,17 @@ class Embedded:
     def __init__(
         self, settings: Settings, *, progress: Callable[[int, int], None] | None = None
     ) -> None:
-        """Open the state database and reconcile once (`progress(done, total)` as files are
-        read); the graph projection is built on the first call that traverses.
+        """Open the state database, reconcile once (`progress(done, total)` as files are
+        read) and build the graph projection. (Built now, as the server does, rather than on
+        the first traversal, as `almanac query` does: a read begun before a later reconcile
+        must find the graph of its own snapshot, and only a projection kept from the start
+        has one.)
 
         Raises:
             IndexUnavailable: the state database cannot be used.
         """
         self.settings = settings
-        self.services = Services.open(settings, now_us=now_us(), progress=progress, graph=False)
+        self.services = Services.open(settings, now_us=now_us(), progress=progress)
         self.schema = build_schema(settings.limits, introspection=settings.introspection)
         self._fields = {f.python_name: f for f in get_object_definition(Query, strict=True).fields}
         self._closed = threading.Event()
