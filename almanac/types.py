@@ -72,7 +72,7 @@ __all__ = [
     "ValidationIssue",
 ]
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,18 +208,18 @@ class Record:
     links: tuple[Link, ...]
 
 
-class _Pages(Generic[T]):
+class _Pages(Generic[_T]):
     """A result read a page at a time: iterating it yields the items of every page."""
 
     __slots__ = ()
     page_info: PageInfo
-    _next: Callable[[str], _Pages[T]] | None
+    _next: Callable[[str], _Pages[_T]] | None
 
-    def _items(self) -> tuple[T, ...]:
+    def _items(self) -> tuple[_T, ...]:
         raise NotImplementedError
 
-    def __iter__(self) -> Iterator[T]:
-        page: _Pages[T] = self
+    def __iter__(self) -> Iterator[_T]:
+        page: _Pages[_T] = self
         while True:
             yield from page._items()
             cursor = page.page_info.end_cursor

@@ -14,6 +14,7 @@ PACKAGES = [
     "temporal.queries",
     "graph",
     "api",
+    "almanac",
 ]
 
 

@@ -11,8 +11,8 @@ import pytest
 import temporal
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("vault", "temporal", "graph", "api")
-LAYERS = {"vault": 0, "temporal": 1, "graph": 2, "api": 3}
+PACKAGES = ("vault", "temporal", "graph", "api", "almanac")
+LAYERS = {"vault": 0, "temporal": 1, "graph": 2, "api": 3, "almanac": 4}
 ROOMS = ("calendar", "store", "reconcile", "queries")
 MAX_LINES = 500
 
@@ -133,3 +133,30 @@ def test_temporal_exports_only_what_graph_and_api_use() -> None:
             ):
                 used.add(node.attr)
     assert sorted(set(temporal.__all__) - used) == []
+
+
+def _all_imports(path: Path) -> set[str]:
+    """Every module `path` imports by name, ours or not."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_almanac_is_a_thin_door_onto_the_packages_below() -> None:
+    """`almanac` reaches the engine through the packages' public names only (`from api import
+    Embedded`), and never the libraries the engine wraps: no SQL, no HTTP, no strawberry."""
+    wrong = []
+    for name, path in MODULES.items():
+        if not name.startswith("almanac"):
+            continue
+        for target in _all_imports(path):
+            top = target.split(".")[0]
+            if top in LAYERS and top != "almanac" and target != top:
+                wrong.append((name, target))
+            if top in ("sqlite3", "sqlite_utils", "strawberry", "starlette", "uvicorn", "graphql"):
+                wrong.append((name, target))
+    assert wrong == []
