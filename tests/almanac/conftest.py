@@ -8,6 +8,7 @@ import pytest
 
 import almanac
 from api.settings import DEMO_VAULT
+from tests.almanac.real_data import executive_data, write_executive_vault
 
 
 @pytest.fixture(scope="module")
@@ -15,6 +16,18 @@ def demo_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[almanac.Almana
     """An Almanac over an unedited copy of the demo vault, shared by a module's tests."""
     folder = tmp_path_factory.mktemp("demo")
     shutil.copytree(DEMO_VAULT, folder / "vault")
+    with almanac.open(folder / "vault", state=folder / "state.db") as kb:
+        yield kb
+
+
+@pytest.fixture(scope="module")
+def real_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[almanac.Almanac]:
+    """An Almanac over the real-data vault (skipped when `shared/data` is not beside us)."""
+    source = executive_data()
+    if source is None:
+        pytest.skip("shared/data/congress-legislators is not beside the checkout")
+    folder = tmp_path_factory.mktemp("real")
+    write_executive_vault(source, folder / "vault")
     with almanac.open(folder / "vault", state=folder / "state.db") as kb:
         yield kb
 

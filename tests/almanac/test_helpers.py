@@ -161,19 +161,126 @@ CASES: list[tuple[str, Callable[[almanac.Almanac], Any], type, str]] = [
 ]
 
 
+LINCOLN, WASHINGTON = "people/l000313", "people/w000178"
+OFFICE = "offices/president"
+
+# The same on the real-data vault (tests/almanac/real_data.py): presidents and their terms.
+REAL: list[tuple[str, Callable[[almanac.Almanac], Any], type, str]] = [
+    ("status", lambda kb: kb.status(), t.Status, "status"),
+    (
+        "lookup",
+        lambda kb: kb.lookup("Abraham Lincoln"),
+        t.LookupResult,
+        'lookup(name: "Abraham Lincoln")',
+    ),
+    (
+        "lookup-alias",
+        lambda kb: kb.lookup("President"),
+        t.LookupResult,
+        'lookup(name: "President")',
+    ),
+    (
+        "record-term",
+        lambda kb: kb.record("terms/l000313-0"),
+        t.Record,
+        'record(id: "terms/l000313-0")',
+    ),
+    (
+        "records-terms",
+        lambda kb: kb.records(since="1861-01-01", until=date(1861, 12, 31), kind="RELATIONSHIP"),
+        t.RecordConnection,
+        'records(filter: {since: "1861-01-01", until: "1861-12-31", kind: RELATIONSHIP})',
+    ),
+    (
+        "search",
+        lambda kb: kb.search("Whig", first=3),
+        t.SearchConnection,
+        'search(query: "Whig", first: 3)',
+    ),
+    (
+        "timeline-office",
+        lambda kb: kb.timeline(
+            OFFICE, since=date(1800, 1, 1), until=date(1900, 1, 1), as_of=AS_OF, first=7
+        ),
+        t.TimelineResult,
+        f'timeline(entity: "{OFFICE}", since: "1800-01-01", until: "1900-01-01",'
+        ' asOf: "2026-11-29T12:00:00Z", first: 7)',
+    ),
+    (
+        "chronicle-day",
+        lambda kb: kb.chronicle_day(date(1861, 3, 4), timezone="America/New_York", first=2),
+        t.TimelineResult,
+        'chronicleDay(date: "1861-03-04", timezone: "America/New_York", first: 2)',
+    ),
+    (
+        "chronicle-since",
+        lambda kb: kb.chronicle_since(date(1960, 1, 1), date(1970, 1, 1), first=3),
+        t.TimelineResult,
+        'chronicleSince(since: "1960-01-01", until: "1970-01-01", first: 3)',
+    ),
+    (
+        "last-seen",
+        lambda kb: kb.last_seen(OFFICE, occurred_on_or_before=date(1900, 1, 1)),
+        t.LastSeenResult,
+        f'chronicleLastSeen(entity: "{OFFICE}", occurredOnOrBefore: "1900-01-01")',
+    ),
+    (
+        "occurrences",
+        lambda kb: kb.occurrences("terms/l000313-0", "1861-01-01", "1866-01-01"),
+        t.OccurrenceResult,
+        'occurrences(id: "terms/l000313-0", since: "1861-01-01", until: "1866-01-01")',
+    ),
+    (
+        "graph",
+        lambda kb: kb.graph(LINCOLN, hops=2, fan_out=10, max_paths=5),
+        t.GraphResult,
+        f'graph(seed: {{id: "{LINCOLN}"}}, hops: 2, fanOut: 10, maxPaths: 5)',
+    ),
+    (
+        "graph-text",
+        lambda kb: kb.graph(text="Abraham Lincoln and George Washington", hops=1),
+        t.GraphResult,
+        'graph(seed: {text: "Abraham Lincoln and George Washington"}, hops: 1)',
+    ),
+    (
+        "graph-as-of",
+        lambda kb: kb.graph(OFFICE, hops=1, as_of=date(1862, 1, 1), relations=["holds_office"]),
+        t.GraphResult,
+        f'graph(seed: {{id: "{OFFICE}"}}, hops: 1, asOf: "1862-01-01",'
+        ' relations: ["holds_office"])',
+    ),
+    (
+        "paths",
+        lambda kb: kb.paths(LINCOLN, WASHINGTON, max_hops=2, fan_out=50, max_paths=3),
+        t.GraphResult,
+        f'paths(from: "{LINCOLN}", to: "{WASHINGTON}", maxHops: 2, fanOut: 50, maxPaths: 3)',
+    ),
+]
+
+
 def document(cls: type, call: str) -> str:
     return f"{{ answer: {call} {{ {selection(cls)} }} }}"
 
 
+TABLE = [("demo_kb", *c) for c in CASES] + [("real_kb", *c) for c in REAL]
+
+
 @pytest.mark.parametrize(
-    ("helper", "cls", "call"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+    ("vault", "helper", "cls", "call"),
+    [(c[0], *c[2:]) for c in TABLE],
+    ids=[f"{c[0][:4]}-{c[1]}" for c in TABLE],
 )
 def test_each_helper_answers_what_its_document_answers(
-    demo_kb: almanac.Almanac, helper: Callable[[almanac.Almanac], Any], cls: type, call: str
+    request: pytest.FixtureRequest,
+    vault: str,
+    helper: Callable[[almanac.Almanac], Any],
+    cls: type,
+    call: str,
 ) -> None:
-    answer = demo_kb.query(document(cls, call))
+    kb: almanac.Almanac = request.getfixturevalue(vault)
+    answer = kb.query(document(cls, call))
     assert "errors" not in answer, answer["errors"]
-    found = helper(demo_kb)
+    found = helper(kb)
     assert found is None or isinstance(found, cls)
     clock = "asOf" not in call
     assert timeless(as_json(found), clock=clock) == timeless(answer["data"]["answer"], clock=clock)
@@ -181,36 +288,43 @@ def test_each_helper_answers_what_its_document_answers(
 
 PAGED = [
     c
-    for c in CASES
+    for c in TABLE
     if issubclass(
-        c[2], t.RecordConnection | t.SearchConnection | t.TimelineResult | t.OccurrenceResult
+        c[3], t.RecordConnection | t.SearchConnection | t.TimelineResult | t.OccurrenceResult
     )
 ]
 
 
-def test_the_table_pages_through_several_results(demo_kb: almanac.Almanac) -> None:
-    several = [c[0] for c in PAGED if c[1](demo_kb).page_info.has_next_page]
-    assert len(several) >= 3, several
+def test_the_table_pages_through_several_results(request: pytest.FixtureRequest) -> None:
+    several = [c[1] for c in PAGED if c[2](request.getfixturevalue(c[0])).page_info.has_next_page]
+    assert len(several) >= 4, several
 
 
 @pytest.mark.parametrize(
-    ("helper", "cls", "call"), [c[1:] for c in PAGED], ids=[c[0] for c in PAGED]
+    ("vault", "helper", "cls", "call"),
+    [(c[0], *c[2:]) for c in PAGED],
+    ids=[f"{c[0][:4]}-{c[1]}" for c in PAGED],
 )
 def test_iterating_a_result_reads_every_page_the_api_would(
-    demo_kb: almanac.Almanac, helper: Callable[[almanac.Almanac], Any], cls: type, call: str
+    request: pytest.FixtureRequest,
+    vault: str,
+    helper: Callable[[almanac.Almanac], Any],
+    cls: type,
+    call: str,
 ) -> None:
+    kb: almanac.Almanac = request.getfixturevalue(vault)
     items = [f for f, _ in public_fields(cls) if f in ("nodes", "hits", "entries", "occurrences")]
     (name,) = items
     pages: list[Any] = []
     after: str | None = None
     while True:
         cut = call[:-1] + (f', after: "{after}")' if after else ")")
-        answer = demo_kb.query(document(cls, cut))["data"]["answer"]
+        answer = kb.query(document(cls, cut))["data"]["answer"]
         pages += answer[graphql_name(name)]
         if not answer["pageInfo"]["hasNextPage"]:
             break
         after = answer["pageInfo"]["endCursor"]
-    result = helper(demo_kb)
+    result = helper(kb)
     assert [as_json(item) for item in result] == pages
     assert len(pages) == result.total
 
