@@ -3,6 +3,7 @@ typed errors, the same answer as the server."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from datetime import datetime
 from pathlib import Path
@@ -202,3 +203,14 @@ def test_a_closed_almanac_refuses_calls(demo_vault: Path, tmp_path: Path) -> Non
 def test_opening_a_missing_vault_is_a_startup_error(tmp_path: Path) -> None:
     with pytest.raises(almanac.StartupError):
         almanac.open(tmp_path / "nowhere")
+
+
+def test_results_are_frozen_values(demo_kb: almanac.Almanac) -> None:
+    found = demo_kb.paths("people/samuel-okafor", "orgs/kestrel-cloud", max_hops=2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        found.status = found.status  # type: ignore[misc]
+    assert isinstance(found.paths, tuple) and isinstance(found.paths[0].edges, tuple)
+    hash(found.paths)  # tuples of frozen values all the way down
+    record = demo_kb.record("people/ada-lopez")
+    assert record is not None and isinstance(record.aliases, tuple)
+    hash(record)
