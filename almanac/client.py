@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from almanac.convert import convert
 from almanac.types import (
+    Excerpt,
     GraphResult,
     LastSeenResult,
     LookupResult,
@@ -100,6 +101,22 @@ class Almanac:
     def status(self, *, scope: str | None = None) -> Status:
         """Index state, counts and validation issues of every scope, or of one."""
         return self._one(Status, "status", {"scope": scope})
+
+    def excerpt(
+        self,
+        path: str,
+        start_line: int = 1,
+        end_line: int | None = None,
+        *,
+        revision: str | None = None,
+        scope: str | None = None,
+    ) -> Excerpt:
+        """Lines of a note as the file reads now (follow a locator); with `revision`,
+        `current` says whether the file still has those bytes. At most 1,000 lines."""
+        given = _given(
+            path=path, start_line=start_line, end_line=end_line, revision=revision, scope=scope
+        )
+        return self._one(Excerpt, "excerpt", given)
 
     def lookup(self, name: str, *, scope: str | None = None) -> LookupResult:
         """What a name designates: exact id, slug, title or alias. Never fuzzy."""

@@ -24,7 +24,9 @@ from temporal import (
     Lifecycle,
     LifecycleFilter,
     MatchMode,
+    MatchQuality,
     RecordKind,
+    RetrievalReason,
     TimeField,
     TimelineGroup,
 )
@@ -38,6 +40,8 @@ __all__ = [
     "DateValue",
     "Direction",
     "Eligibility",
+    "Excerpt",
+    "ExcerptLine",
     "Freshness",
     "GraphEdge",
     "GraphNode",
@@ -52,6 +56,7 @@ __all__ = [
     "LookupResult",
     "LookupStatus",
     "MatchMode",
+    "MatchQuality",
     "Occurrence",
     "OccurrenceResult",
     "Order",
@@ -60,7 +65,10 @@ __all__ = [
     "RecordConnection",
     "RecordKind",
     "RecordRef",
+    "RelaxedFallback",
     "ResultMeta",
+    "Retrieval",
+    "RetrievalReason",
     "SearchConnection",
     "SearchHit",
     "Snippet",
@@ -289,15 +297,44 @@ class SearchHit:
     snippet: Snippet | None
     via: RecordRef | None
     locator: Locator
+    match_quality: MatchQuality
+
+
+@dataclass(frozen=True, slots=True)
+class RelaxedFallback:
+    """The figures of a relaxed pass: keywords kept and dropped, coverage, candidates."""
+
+    keywords: tuple[str, ...]
+    dropped_no_match: tuple[str, ...]
+    dropped_too_common: tuple[str, ...]
+    dropped_by_cap: tuple[str, ...]
+    coverage_required: int
+    recalled: int
+    rejected: int
+    survived: int
+    candidate_limit_reached: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieval:
+    """How a search was retrieved: why its page holds what it holds."""
+
+    reason: RetrievalReason
+    scoped_active: int
+    candidate_pool: int
+    candidate_limit_reached: bool
+    per_query_matches: tuple[int, ...]
+    fallback: RelaxedFallback | None
 
 
 @dataclass(frozen=True, slots=True)
 class SearchConnection(_Pages[SearchHit]):
-    """A page of search hits, their total; iterate for every hit."""
+    """A page of search hits, their total, how they were retrieved; iterate for every hit."""
 
     hits: tuple[SearchHit, ...]
     total: int
     page_info: PageInfo
+    retrieval: Retrieval
     meta: ResultMeta
     _next: Callable[[str], SearchConnection] | None = field(default=None, repr=False, compare=False)
 
@@ -434,4 +471,25 @@ class GraphResult:
     nodes: tuple[GraphNode, ...]
     paths: tuple[GraphPath, ...]
     limits: tuple[LimitHit, ...]
+    meta: ResultMeta
+
+
+@dataclass(frozen=True, slots=True)
+class ExcerptLine:
+    """One line of a note: its 1-based number (frontmatter counted) and its text."""
+
+    number: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    """Lines of a note as the file reads now, its revision now, and whether a cited one is."""
+
+    path: str
+    revision: str
+    current: bool
+    line_count: int
+    lines: tuple[ExcerptLine, ...]
+    record: RecordRef | None
     meta: ResultMeta

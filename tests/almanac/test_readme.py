@@ -16,8 +16,8 @@ with almanac.open("api/demo_vault") as kb:
         print(" -> ".join(path.nodes))
         for edge in path.edges:
             at = edge.locator
-            evidence = kb.record(edge.record)  # still the revision the edge was read from?
-            assert evidence is not None and evidence.locator.revision == at.revision
+            lines = kb.excerpt(at.path, at.start_line, at.end_line, revision=at.revision)
+            assert lines.current, f"{at.path} changed since the edge was read"
             print(" ", edge.relation, edge.direction.name, f"{at.path}:{at.start_line}")
     print("left out:", ", ".join(hit.reason for hit in found.limits))
 """
