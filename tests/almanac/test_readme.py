@@ -5,37 +5,20 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import re
 from pathlib import Path
 
-PATHS = """\
-import almanac
+README = Path(__file__).resolve().parents[2] / "README.md"
 
-with almanac.open("api/demo_vault") as kb:
-    found = kb.paths("people/samuel-okafor", "orgs/kestrel-cloud", max_hops=2)
-    for path in found.paths:
-        print(" -> ".join(path.nodes))
-        for edge in path.edges:
-            at = edge.locator
-            lines = kb.excerpt(at.path, at.start_line, at.end_line, revision=at.revision)
-            assert lines.current, f"{at.path} changed since the edge was read"
-            print(" ", edge.relation, edge.direction.name, f"{at.path}:{at.start_line}")
-    print("left out:", ", ".join(hit.reason for hit in found.limits))
-"""
 
-TIMELINE_CSV = """\
-import csv
-import sys
+def _examples() -> list[str]:
+    """The Python blocks of README's "Use from Python" section, in order."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n## Use from Python\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
 
-import almanac
 
-with almanac.open("api/demo_vault") as kb:
-    rows = csv.writer(sys.stdout)
-    rows.writerow(["date", "clock", "id", "title"])
-    for entry in kb.timeline("people/ada-lopez", since="2026-03-01", until="2026-04-30",
-                             timezone="Europe/Berlin"):
-        rows.writerow([entry.date.text if entry.date else "", entry.clock.name,
-                       entry.record.id, entry.record.title])
-"""
+PATHS, TIMELINE_CSV = _examples()
 
 
 def _run(example: str, vault: Path, state: Path) -> str:
