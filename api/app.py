@@ -9,12 +9,13 @@ from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
-from starlette.routing import Route
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.context import AlmanacGraphQL, is_loopback, scopes_for_token
 from api.errors import PayloadTooLarge, UnsupportedMediaType, error_response
+from api.explorer import GraphQLDoor, Pages
 from api.schema import build_schema
 from api.services import Services, now_us
 from api.settings import Limits, Settings
@@ -24,22 +25,28 @@ __all__ = ["app_from_env", "check_body", "create_app"]
 
 
 def create_app(settings: Settings, *, graph: bool = True) -> Starlette:
-    """The Starlette app: GraphQL (and GraphiQL) at `/graphql`, `/healthz`.
+    """The Starlette app: the explorer page at `/`, GraphQL (and GraphiQL) at `/graphql`,
+    `/static/...` (the pages' files), `/healthz`.
 
     The store is opened and reconciled before the first request; with `graph`, the graph
     projection is built then too, else on the first request that traverses.
     """
     services = Services.open(settings, now_us=now_us(), graph=graph)
     schema = build_schema(settings.limits, introspection=settings.introspection)
-    graphql = AlmanacGraphQL(
-        schema, services=services, graphql_ide="graphiql" if settings.graphiql else None
-    )
+    # The GraphiQL page is served by `Pages` (from the package, not strawberry's CDN links).
+    graphql = AlmanacGraphQL(schema, services=services, graphql_ide=None)
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
-    async def home(request: Request) -> Response:
-        return RedirectResponse("/graphql")
+    def page_check(scope: Scope) -> None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if not settings.tokens and not _loopback_host(headers, scope.get("client")):
+            raise Forbidden("Without configured tokens only loopback host names are answered")
+        _same_site(headers)
+
+    pages = Pages(page_check)
+    endpoint = Guard(graphql, services, settings.limits)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -51,8 +58,13 @@ def create_app(settings: Settings, *, graph: bool = True) -> Starlette:
 
     app = Starlette(
         routes=[
-            Route("/", home),
-            Route("/graphql", Guard(graphql, services, settings.limits), methods=["GET", "POST"]),
+            Route("/", pages, methods=["GET"]),
+            Route(
+                "/graphql",
+                GraphQLDoor(endpoint, pages if settings.graphiql else None),
+                methods=["GET", "POST"],
+            ),
+            Mount("/static", pages),
             Route("/healthz", healthz),
         ],
         lifespan=lifespan,

@@ -93,7 +93,9 @@ def _serve(args: argparse.Namespace) -> int:
     else:
         why = settings.watch_reason or "the file watcher is unavailable"
         print(f"Scanning {settings.vault} on every query: {why}", file=sys.stderr)
-    print(f"Serving {settings.vault} on http://{args.host}:{args.port}/graphql", file=sys.stderr)
+    print(f"State database: {settings.db_path}", file=sys.stderr)
+    base = f"http://{args.host}:{args.port}"
+    print(f"Serving {settings.vault}: open {base}/ (GraphQL at {base}/graphql)", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0
 
