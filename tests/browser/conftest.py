@@ -5,11 +5,13 @@ Without Chromium (or the `playwright` package) these tests are skipped, saying h
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -19,6 +21,7 @@ import pytest
 from api.settings import DEMO_VAULT
 from tests.api.served import serve
 
+START = datetime(2020, 1, 1, tzinfo=UTC)
 CHROMIUM = os.environ.get("ALMANAC_CHROMIUM", "/usr/bin/chromium")
 HOW = (
     "needs Chromium at /usr/bin/chromium (or ALMANAC_CHROMIUM) and the `playwright` package:"
@@ -101,6 +104,26 @@ def watch(browser: Browser, base: str, **context: Any) -> Iterator[Watched]:
         ctx.close()
 
 
+watching = contextlib.contextmanager(watch)
+
+
 @pytest.fixture
 def explorer(browser: Browser, demo_server: str) -> Iterator[Watched]:
     yield from watch(browser, demo_server)
+
+
+def write_hub(vault: Path, meetings: int) -> Path:
+    """A vault of one person named by `meetings` meetings, 7 hours apart from 2020-01-01."""
+    (vault / "people").mkdir(parents=True)
+    (vault / "meetings").mkdir()
+    (vault / "people" / "hub.md").write_text(
+        "---\ntype: person\ntitle: Hub Person\n---\nThe hub.\n", "utf-8"
+    )
+    for i in range(meetings):
+        stamp = (START + timedelta(hours=7 * i)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        (vault / "meetings" / f"m{i:05d}.md").write_text(
+            f"---\ntype: meeting\ntitle: Meeting {i}\noccurred_at: {stamp}\n"
+            f'entities: ["[[Hub Person]]"]\n---\nNotes {i}.\n',
+            "utf-8",
+        )
+    return vault

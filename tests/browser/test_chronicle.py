@@ -11,7 +11,10 @@ def standups(page):
     rows = page.locator("ol.timeline > li", has_text="Platform stand-up")
     rows.first.wait_for()
     return [
-        (row.locator("time").first.get_attribute("datetime"), row.locator("time").first.inner_text())
+        (
+            row.locator("time").first.get_attribute("datetime"),
+            row.locator("time").first.inner_text(),
+        )
         for row in rows.all()
     ]
 

@@ -38,7 +38,9 @@ def test_clicking_an_edge_shows_its_evidence(explorer: Watched) -> None:
     assert re.search(r"Revision\s+[0-9a-f]{12}", text)
     details.locator(".validity", has_text="from 2024-02-01").wait_for()
     # Every edge drawn is one the answer returned, and no more.
-    drawn = set(page.locator("svg.graph .edge").evaluate_all("els => els.map(e => e.dataset.record)"))
+    drawn = set(
+        page.locator("svg.graph .edge").evaluate_all("els => els.map(e => e.dataset.record)")
+    )
     query = """query($s: ID!) { graph(seed: {id: $s}, relations: ["works_at", "reports_to"])
         { paths { edges { record } } } }"""
     assert drawn == answered_edges(page, query, {"s": "people/ada-lopez"})
@@ -52,7 +54,9 @@ def test_focusing_a_node_lights_its_edges_and_its_chain(explorer: Watched) -> No
     assert page.locator("svg.graph.focusing").count() == 1
     assert page.locator(WORKS_AT).get_attribute("class") == "edge lit"
     assert page.locator(".edge:not(.lit)").count() > 0
-    assert "From the seed: Ada Lopez —works_at→ Lumen Analytics" in page.locator(".chain").inner_text()
+    assert (
+        "From the seed: Ada Lopez —works_at→ Lumen Analytics" in page.locator(".chain").inner_text()
+    )
 
 
 def test_a_fan_out_cut_is_marked_where_it_happened(explorer: Watched) -> None:
@@ -73,7 +77,9 @@ def test_a_fan_out_cut_is_marked_where_it_happened(explorer: Watched) -> None:
 
 
 def test_a_paths_url_draws_and_lists_the_paths(explorer: Watched) -> None:
-    page = explorer.open("/?from=people/jonas-weber&to=orgs/lumen-analytics&relations=works_at,reports_to")
+    page = explorer.open(
+        "/?from=people/jonas-weber&to=orgs/lumen-analytics&relations=works_at,reports_to"
+    )
     page.get_by_role("heading", level=1, name=re.compile("^Paths from")).wait_for()
     listed = page.locator(".path-list li").all_inner_texts()
     assert listed, "no path listed"
