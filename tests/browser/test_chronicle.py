@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 
+from playwright.sync_api import Page
+
 from tests.browser.conftest import Watched
 
 
-def standups(page):
+def standups(page: Page) -> list[tuple[str | None, str]]:
     rows = page.locator("ol.timeline > li", has_text="Platform stand-up")
     rows.first.wait_for()
     return [

@@ -86,3 +86,12 @@ def test_a_superseded_record_links_its_replacement(explorer: Watched) -> None:
     lifecycle.locator("a").click()
     page.wait_for_url(re.compile("entity=decisions"))
     assert "atlas-storage-postgis" not in page.url
+
+
+def test_readable_at_390_pixels_wide(explorer: Watched) -> None:
+    page = explorer.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    for path in ("/?entity=people/ada-lopez", "/?day=2026-03-23&tz=Europe/Berlin&week=1"):
+        explorer.open(path)
+        page.locator("ol.timeline > li").first.wait_for()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path

@@ -217,7 +217,11 @@ function drawing(page, result, s, variables, query, base, title) {
       i ? h("span", { class: "rel" }, ` —${p.edges[i - 1].relation}${p.edges[i - 1].direction === "IN" ? " (in)" : ""}→ `) : null,
       entityLink(nodes.get(id) || { id, title: id }, { view: "graph" }),
     ])))) : h("p", {}, "No paths within these bounds."));
-  parts.push(h("div", { class: "graph-layout" }, h("div", { class: "canvas" }, picture), h("div", { class: "side" }, details, text)));
+  const canvas = h("div", { class: "canvas" }, picture);
+  // Bring the seed into view when its column is taller than the canvas.
+  const seedY = pos.get(ordered[0].id).y;
+  window.requestAnimationFrame(() => { canvas.scrollTop = Math.max(0, seedY - canvas.clientHeight / 2); });
+  parts.push(h("div", { class: "graph-layout" }, canvas, h("div", { class: "side" }, details, text)));
   return parts;
 }
 

@@ -175,4 +175,7 @@ watchSnapshot(
   },
 );
 
+const todayLink = document.getElementById("today");
+todayLink.href = href({ day: new Date().toLocaleDateString("en-CA", { timeZone: browserZone() }), tz: browserZone() });
+
 render();

@@ -1,0 +1,105 @@
+"""The explorer in Chromium: screenshots of each view, first-view time, a 5,000-row hub paged.
+
+    python bench/explorer.py [--shots docs/screenshots] [--hub 5000] [--pages 20]
+
+Serves a copy of the demo vault (`almanac serve`, as tests/browser do), takes a PNG of each
+view at 1280x800 and of the entity view at 390 px wide into --shots, and times the first view
+(navigation start to the timeline drawn). With --hub N > 0 it also serves a vault of one person
+named by N meetings and pages through --pages pages of its timeline, timing each "Load more"
+and the longest main-thread task seen (a frozen page shows as one long task). Prints one JSON
+object; figures go into bench/README.md by hand. Needs Chromium (/usr/bin/chromium) and the
+`playwright` package (the test extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.api.served import serve
+from tests.browser.conftest import CHROMIUM, write_hub
+
+from api.settings import DEMO_VAULT
+
+VIEWS = {
+    "home": "/",
+    "find": "/?q=Sam",
+    "entity": "/?entity=people/ada-lopez",
+    "entity-grouped": "/?entity=projects/atlas&group=SOURCE",
+    "chronicle-week": "/?day=2026-03-23&tz=Europe/Berlin&week=1",
+    "graph": "/?entity=people/ada-lopez&view=graph&relations=works_at,reports_to,member_of",
+    "paths": "/?from=people/jonas-weber&to=orgs/lumen-analytics",
+    "graphiql": "/graphql",
+}
+LONG_TASKS = """() => { window.__long = 0; new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) window.__long = Math.max(window.__long, e.duration);
+}).observe({ type: "longtask", buffered: true }); }"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shots", type=Path, default=None, help="folder for the PNG files")
+    parser.add_argument("--hub", type=int, default=0, help="meetings of the hub (0: skip)")
+    parser.add_argument("--pages", type=int, default=20)
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    figures: dict[str, object] = {}
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
+        root = Path(tmp)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        context = browser.new_context(timezone_id="Europe/Berlin", locale="en-GB")
+        page = context.new_page()
+        page.set_viewport_size({"width": 1280, "height": 800})
+        shutil.copytree(DEMO_VAULT, root / "demo" / "vault")
+        with serve(root / "demo" / "vault", root / "demo") as base:
+            page.goto(base + VIEWS["entity"])  # warm: the server's first graph build, caches
+            page.locator("ol.timeline > li").first.wait_for()
+            start = time.perf_counter()
+            page.goto(base + VIEWS["entity"])
+            page.locator("ol.timeline > li").first.wait_for()
+            figures["first_view_s"] = round(time.perf_counter() - start, 3)
+            if args.shots:
+                args.shots.mkdir(parents=True, exist_ok=True)
+                for name, path in VIEWS.items():
+                    page.goto(base + path)
+                    page.wait_for_load_state("networkidle")
+                    if name == "graph":
+                        page.locator(".edge").first.click()
+                        page.locator(".validity").wait_for()
+                    page.screenshot(path=str(args.shots / f"{name}.png"))
+                page.set_viewport_size({"width": 390, "height": 844})
+                page.goto(base + VIEWS["entity"])
+                page.wait_for_load_state("networkidle")
+                page.screenshot(path=str(args.shots / "entity-390.png"))
+                page.set_viewport_size({"width": 1280, "height": 800})
+        if args.hub:
+            write_hub(root / "hub" / "vault", args.hub)
+            with serve(root / "hub" / "vault", root / "hub") as base:
+                page.goto(base + "/?entity=people/hub")
+                page.evaluate(LONG_TASKS)
+                page.locator("ol.timeline > li").first.wait_for()
+                times = []
+                for n in range(1, args.pages + 1):
+                    start = time.perf_counter()
+                    page.get_by_role("button", name="Load more").click()
+                    page.locator("ol.timeline > li").nth(50 * (n + 1) - 1).wait_for()
+                    times.append(time.perf_counter() - start)
+                figures["hub_rows"] = args.hub
+                figures["hub_rows_shown"] = page.locator("ol.timeline > li").count()
+                figures["hub_load_more_median_s"] = round(sorted(times)[len(times) // 2], 3)
+                figures["hub_load_more_max_s"] = round(max(times), 3)
+                figures["hub_longest_task_ms"] = page.evaluate("window.__long")
+        browser.close()
+    print(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()
