@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 from api.app import create_app
 from api.explorer import STATIC
 from api.settings import Settings
+from tests.api.served import serve
 
 HTML = {"accept": "text/html,application/xhtml+xml"}
 TOKEN = "page-test-token"
@@ -109,3 +110,11 @@ def test_graphiql_can_be_turned_off(demo_vault: Path, tmp_path: Path) -> None:
         response = client.get("/graphql", headers=HTML)
         assert "graphiql.min.js" not in response.text
         assert client.get("/", headers=HTML).status_code == 200
+
+
+def test_serve_prints_the_state_file_and_the_explorer_url(demo_vault: Path, tmp_path: Path) -> None:
+    with serve(demo_vault, tmp_path, "--no-watch") as base:
+        pass
+    log = (tmp_path / "server.log").read_text("utf-8")
+    assert f"State database: {tmp_path / 'state.db'}" in log
+    assert f"open {base}/ (GraphQL at {base}/graphql)" in log
