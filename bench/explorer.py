@@ -23,10 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from api.settings import DEMO_VAULT
 from tests.api.served import serve
 from tests.browser.conftest import CHROMIUM, write_hub
-
-from api.settings import DEMO_VAULT
 
 VIEWS = {
     "home": "/",
