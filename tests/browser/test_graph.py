@@ -40,6 +40,12 @@ def test_clicking_an_edge_shows_its_evidence(explorer: Watched) -> None:
     assert re.search(r"Lines\s+1–\d+", text)
     assert re.search(r"Revision\s+[0-9a-f]{12}", text)
     details.locator(".validity", has_text="from 2024-02-01").wait_for()
+    # The lines themselves, as the file reads now (the revision cited is current).
+    lines = details.locator("pre.excerpt")
+    lines.wait_for()
+    assert "relation: works_at" in lines.inner_text()
+    assert "valid_from: 2024-02-01" in lines.inner_text()
+    assert details.locator(".stale").count() == 0
     # Every edge drawn is one the answer returned, and no more.
     drawn = set(
         page.locator("svg.graph .edge").evaluate_all("els => els.map(e => e.dataset.record)")

@@ -30,6 +30,9 @@ ${META}`;
 const EVIDENCE = `query Evidence($id: ID!) {
   record(id: $id) { id title type validFrom { text } validUntil { text } lifecycle locator { path startLine endLine revision } }
 }`;
+const LINES = `query Lines($path: String!, $start: Int!, $end: Int!, $revision: String!) {
+  excerpt(path: $path, startLine: $start, endLine: $end, revision: $revision) { current revision lines { number text } }
+}`;
 
 function svg(tag, attrs = {}) {
   const el = document.createElementNS(SVG, tag);
@@ -258,6 +261,14 @@ async function showEdge(details, e, nodes) {
         h("dd", { class: "validity" }, `${record.validFrom ? `from ${record.validFrom.text}` : "from the start"} ${record.validUntil ? `until ${record.validUntil.text}` : "with no end"}`),
       );
     }
+    const at = e.locator;
+    const { excerpt } = await gql(LINES, { path: at.path, start: at.startLine, end: at.endLine, revision: at.revision });
+    details.append(
+      h("h3", {}, "The lines"),
+      excerpt.current ? null : h("p", { class: "stale", role: "status" }, "The file has changed since this edge was read: these are its lines now."),
+      h("pre", { class: "excerpt", "aria-label": `${at.path}, lines ${lines}` },
+        excerpt.lines.map((line) => h("span", { class: "line" }, h("span", { class: "number", "aria-hidden": "true" }, `${line.number} `), `${line.text}\n`))),
+    );
   } catch (error) {
     details.append(errorBox(error));
   }
