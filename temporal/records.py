@@ -109,6 +109,12 @@ class Record:
     state: str | None
     links: tuple[LinkRef, ...]
     extra: Mapping[str, object]
+    fact_key: str | None
+    derived_from: tuple[RecordRef, ...]
+    # Other claims this one conflicts with (sorted by id), and whether it conflicts directly or
+    # through derived_from (temporal/store/conflicts.py).
+    conflicts: tuple[RecordRef, ...]
+    conflicted: bool
 
 
 def supersession_chain(start: str, successor: Callable[[str], str | None]) -> Iterator[str]:

@@ -40,8 +40,10 @@ DATE_FIELDS = (
     "reinstated_at",
 )
 REFERENCE_FIELDS = ("owner", "subject", "source", "from", "to", "superseded_by")
-_LIST_FIELDS = ("aliases", "tags", "entities", "exdates", "rdates")
-_TEXT_FIELDS = ("type", "title", "relation", "timezone", "recurrence", "lifecycle", "state")
+_LIST_FIELDS = ("aliases", "tags", "entities", "derived_from", "exdates", "rdates")
+_TEXT_FIELDS = (
+    "type", "title", "relation", "fact_key", "timezone", "recurrence", "lifecycle", "state"
+)  # fmt: skip
 _KNOWN = frozenset(
     ("id", "source_event", "weight", *DATE_FIELDS, *REFERENCE_FIELDS, *_LIST_FIELDS, *_TEXT_FIELDS)
 )
@@ -76,7 +78,7 @@ class Note:
 
     Dates, zones and recurrence are kept as the text written (`dates`,
     `timezone`, `recurrence`, `exdates`, `rdates`); `temporal` reads them.
-    References (`refs`, `entities`) hold the target text with any `[[ ]]` removed.
+    References (`refs`, `entities`, `derived_from`) hold the target text with any `[[ ]]` removed.
     The mappings are plain dicts, never changed after parsing, so a note can be pickled
     (a cold reconcile parses in a second process).
     """
@@ -93,8 +95,10 @@ class Note:
     aliases: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()
+    derived_from: tuple[str, ...] = ()
     refs: Mapping[str, str] = field(default_factory=dict)
     relation: str | None = None
+    fact_key: str | None = None
     weight: float | None = None
     source_event: bool = False
     lifecycle: str = "active"
@@ -280,6 +284,10 @@ class _Builder:
         if relation is not None and not _SNAKE.match(relation):
             self._issue("relation", "invalid_field", f"Relation {relation!r} is not snake_case")
             relation = None
+        fact_key = self._text("fact_key")
+        if fact_key is not None and not _SNAKE.match(fact_key):
+            self._issue("fact_key", "invalid_field", f"fact_key {fact_key!r} is not snake_case")
+            fact_key = None
         if note_type == "relationship":
             self._require(("from", "to"), refs)
             if relation is None:
@@ -305,8 +313,10 @@ class _Builder:
             aliases=self._list("aliases"),
             tags=self._list("tags"),
             entities=tuple(_strip_wiki(e) for e in self._list("entities")),
+            derived_from=tuple(_strip_wiki(e) for e in self._list("derived_from")),
             refs=refs,
             relation=relation,
+            fact_key=fact_key,
             weight=self._weight(),
             source_event=self._bool("source_event"),
             lifecycle=lifecycle,

@@ -49,6 +49,7 @@ def take(plan: Plan, path: str, parsed: ParsedNote | None) -> None:
     refs = tuple(
         [(f, 0, t) for f, t in sorted(note.refs.items())]
         + [("entities", i, t) for i, t in enumerate(note.entities)]
+        + [("derived_from", i, t) for i, t in enumerate(note.derived_from)]
     )
     state = NoteState(
         path,
@@ -132,6 +133,7 @@ def _note_row(n: Note, scope: str, zone: str | None) -> tuple[object, ...]:
         n.refs.get("superseded_by"),
         n.state,
         n.relation,
+        n.fact_key,
         n.weight,
         int(n.source_event),
         zone,

@@ -40,6 +40,7 @@ def write(plan: Plan, conn: sqlite3.Connection, bulk: Bulk) -> None:
         # full-text index fills meanwhile; the notes that differ are updated after.
         _delete(plan, conn, removed, removed, removed)
         plan.seen_before = committed_seen(plan)
+        fact_keys = _fact_keys(plan, {})
         conn.executemany(INSERT_NOTE, _note_rows(plan, provisional=True))
         bulk.search()
         own = _meanwhile(bulk, lambda: _run_and_own_rows(plan))
@@ -52,7 +53,7 @@ def write(plan: Plan, conn: sqlite3.Connection, bulk: Bulk) -> None:
         _insert(conn, own)
         bulk.index("notes", *own)
         derived = rederived(plan, removed)
-        rows = _meanwhile(bulk, lambda: _linked_rows(plan, derived))
+        rows = _meanwhile(bulk, lambda: _linked_rows(plan, derived, fact_keys))
         unwritten: list[tuple[int, str]] = []
         associated = set(derived)
     else:
@@ -71,8 +72,11 @@ def write(plan: Plan, conn: sqlite3.Connection, bulk: Bulk) -> None:
         ]
         conn.executemany("UPDATE notes SET eligible = ? WHERE path = ?", unwritten)
         plan.lines_before = _committed_lines(conn, [p for _, p in unwritten])
+        fact_keys = _fact_keys(plan, _committed_fact_keys(conn, plan))
         bulk.index("notes")
-        rows = _meanwhile(bulk, lambda: {**_own_rows(plan), **_linked_rows(plan, derived)})
+        rows = _meanwhile(
+            bulk, lambda: {**_own_rows(plan), **_linked_rows(plan, derived, fact_keys)}
+        )
     _insert(conn, rows)
     conn.executemany("UPDATE spans SET eligible = ? WHERE path = ?", unwritten)
     conn.executemany("UPDATE sources SET eligible = ? WHERE path = ?", unwritten)
@@ -112,6 +116,7 @@ def _delete(
         ("issues", removed, " AND origin = 'file'"),
         ("targets", rewrite, ""),
         ("sources", rewrite, ""),
+        ("facts", rewrite, ""),
         ("issues", derived, " AND origin = 'derived'"),
     ):
         listed = [p for p in paths if p in committed]
@@ -134,13 +139,17 @@ def _own_rows(plan: Plan) -> dict[str, list[tuple[object, ...]]]:
     }
 
 
-def _linked_rows(plan: Plan, derived: list[str]) -> dict[str, list[tuple[object, ...]]]:
-    """The rows that depend on other notes: links, sources, issues (file, then derived)."""
+def _linked_rows(
+    plan: Plan, derived: list[str], fact_keys: Mapping[str, str]
+) -> dict[str, list[tuple[object, ...]]]:
+    """The rows that depend on other notes: links, sources, facts, issues (file, then
+    derived)."""
     resolve_links(plan)
     scope_of = plan.scope_of
     return {
         "targets": [row for p in sorted(plan.rows) for row in plan.rows[p]],
         "sources": list(_source_rows(plan)),
+        "facts": list(_fact_rows(plan, fact_keys)),
         "issues": [
             (i.path, i.line, i.field, i.code, i.message, i.record_id, "file", scope)
             for p in sorted(plan.file_issues)
@@ -202,6 +211,36 @@ def _source_rows(plan: Plan) -> Iterator[tuple[str, str, str, int]]:
         for entity in about:
             for source in sources:
                 yield (path, entity, source, int(state.eligible))
+
+
+def _fact_rows(plan: Plan, fact_keys: Mapping[str, str]) -> Iterator[tuple[str, str, str]]:
+    """(claim, subject it resolves to, fact_key): the claims that may conflict (eligibility,
+    lifecycle, validity and body are read with them, from their own rows, when asked)."""
+    for path in sorted(plan.rows):
+        key = fact_keys.get(path)
+        state = plan.entries.get(path)
+        if key is None or state is None or state.kind != "claim":
+            continue
+        for row in plan.rows[path]:
+            if row[_FIELD] == "subject" and row[_RESOLVED_PATH]:
+                yield (path, str(row[_RESOLVED_PATH]), key)
+
+
+def _fact_keys(plan: Plan, committed: Mapping[str, str]) -> dict[str, str]:
+    """The fact_key of each claim resolved again: as taken, else as committed."""
+    found = {p: n.fact_key for p, n in plan.notes.items() if n.fact_key is not None}
+    found.update((p, k) for p, k in committed.items() if p not in plan.notes)
+    return found
+
+
+def _committed_fact_keys(conn: sqlite3.Connection, plan: Plan) -> dict[str, str]:
+    """The committed fact_keys of the claims resolved again but not taken (their rows stay)."""
+    paths = [p for p in plan.rows if p not in plan.notes]
+    sql = (
+        "SELECT path, fact_key FROM notes WHERE path IN (SELECT value FROM json_each(?))"
+        " AND fact_key IS NOT NULL"
+    )
+    return dict(conn.execute(sql, [json.dumps(paths)]).fetchall())
 
 
 def _name_rows(plan: Plan) -> Iterator[tuple[str, str, str]]:

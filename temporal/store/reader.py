@@ -18,6 +18,7 @@ from temporal.records import (
     RecordRef,
     TimeField,
 )
+from temporal.store.conflicts import conflicted_paths, conflicting_paths
 from temporal.store.sql import chunks, marks, run
 from vault import Issue
 
@@ -133,6 +134,30 @@ class Reader:
                 found[rid] = RecordRef(rid, RecordKind(kind), rtype, title)
         return found
 
+    def conflicts(
+        self, paths: Iterable[str], *, as_of_us: int | None = None
+    ) -> dict[str, tuple[RecordRef, ...]]:
+        """The claims each of `paths` conflicts with, sorted by id (only paths that have some).
+
+        Args:
+            as_of_us: Only claims valid at this instant take part; None: any validity.
+        """
+        found = conflicting_paths(self.run, set(paths), as_of_us=as_of_us)
+        others = sorted({p for ps in found.values() for p in ps})
+        refs: dict[str, RecordRef] = {}
+        for chunk in chunks(others):
+            sql = f"SELECT path, id, kind, type, title FROM notes WHERE path IN ({marks(chunk)})"
+            for path, rid, kind, rtype, title in self.run(sql, chunk):
+                refs[path] = RecordRef(rid, RecordKind(kind), rtype, title)
+        return {
+            path: tuple(sorted((refs[p] for p in ps), key=lambda r: r.id))
+            for path, ps in found.items()
+        }
+
+    def conflicted(self, paths: Iterable[str], *, as_of_us: int | None = None) -> set[str]:
+        """Those of `paths` that conflict, directly or through `derived_from` (three steps)."""
+        return conflicted_paths(self.run, set(paths), as_of_us=as_of_us)
+
     def lookup(self, name: str, scopes: Sequence[str], key: str) -> list[RecordRef]:
         """Eligible records whose id or slug is `name`, or whose title/alias key is `key`."""
         # One indexed look-up per rule, united: an OR across them would scan every note.
@@ -234,7 +259,19 @@ class Reader:
         wanted = {t[4] for ts in targets.values() for t in ts if t[4]}
         scope_rows = {r["scope"] for r in rows}
         refs = self.refs(wanted, sorted(scope_rows))
-        return [_record(row, dates[row["path"]], targets[row["path"]], refs) for row in rows]
+        conflicts = self.conflicts(paths)
+        conflicted = self.conflicted(paths)
+        return [
+            _record(
+                row,
+                dates[row["path"]],
+                targets[row["path"]],
+                refs,
+                conflicts.get(row["path"], ()),
+                row["path"] in conflicted,
+            )
+            for row in rows
+        ]
 
 
 def _record(
@@ -242,8 +279,11 @@ def _record(
     dates: Mapping[str, DateValue],
     targets: list[tuple[str, int, str, int | None, str | None]],
     refs: Mapping[str, RecordRef],
+    conflicts: tuple[RecordRef, ...],
+    conflicted: bool,
 ) -> Record:
     entities: list[RecordRef] = []
+    derived: list[RecordRef] = []
     named: dict[str, RecordRef] = {}
     links: list[LinkRef] = []
     for fld, _ord, text, line, resolved in targets:
@@ -252,9 +292,10 @@ def _record(
             links.append(LinkRef(text, line or 0, ref))
         elif ref is None:
             continue
-        elif fld == "entities":
-            if ref not in entities:
-                entities.append(ref)
+        elif fld in ("entities", "derived_from"):
+            listed = entities if fld == "entities" else derived
+            if ref not in listed:
+                listed.append(ref)
         else:
             named[fld] = ref
     links.sort(key=lambda link: link.line)
@@ -285,4 +326,8 @@ def _record(
         state=row["state"],
         links=tuple(links),
         extra=json.loads(row["extra"]),
+        fact_key=row["fact_key"],
+        derived_from=tuple(derived),
+        conflicts=conflicts,
+        conflicted=conflicted,
     )

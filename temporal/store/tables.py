@@ -35,7 +35,7 @@ _DAY_US = 86_400_000_000
 # Widths of the span tiers (see temporal/reconcile/spans.py); the last is unbounded.
 TIER_WIDTHS: tuple[int | None, ...] = (_DAY_US, 32 * _DAY_US, 367 * _DAY_US, None)
 
-FINGERPRINT = "almanac-state-17"
+FINGERPRINT = "almanac-state-18"
 
 PROJECTION_TABLES = (
     "files",
@@ -43,6 +43,7 @@ PROJECTION_TABLES = (
     "dates",
     "spans",
     "sources",
+    "facts",
     "associations",
     "targets",
     "names",
@@ -100,6 +101,7 @@ NOTE_COLUMNS = (
     ("superseded_by", "TEXT"),
     ("state", "TEXT"),
     ("relation", "TEXT"),
+    ("fact_key", "TEXT"),
     ("weight", "REAL"),
     ("source_event", "INTEGER NOT NULL"),
     ("timezone", "TEXT"),
@@ -165,7 +167,8 @@ SELECT t.path, n.id AS src, t.resolved AS dst,
 FROM targets t JOIN notes n ON n.path = t.path
 LEFT JOIN dates vf ON vf.path = t.path AND vf.field = 'valid_from'
 LEFT JOIN dates vu ON vu.path = t.path AND vu.field = 'valid_until'
-WHERE t.status = 'resolved' AND t.field NOT IN ('from', 'to') AND t.resolved <> n.id
+WHERE t.status = 'resolved' AND t.field NOT IN ('from', 'to', 'derived_from')
+  AND t.resolved <> n.id
   AND n.valid = 1
 UNION ALL
 SELECT n.path, f.resolved, o.resolved, n.relation, n.id, 1, n.line_count, vf.start, vu.start
@@ -180,6 +183,9 @@ WHERE n.kind = 'relationship' AND n.valid = 1;
 CREATE TABLE sources (
     path TEXT NOT NULL, entity TEXT NOT NULL, source TEXT NOT NULL, eligible INTEGER NOT NULL
 );
+-- Each claim with a fact_key, by the subject it resolves to: the claims that may conflict with
+-- one another (temporal/store/conflicts.py) are one range of facts_subject.
+CREATE TABLE facts (path TEXT NOT NULL, subject TEXT NOT NULL, fact_key TEXT NOT NULL);
 -- What an entity's timeline reads: each path associated with an entity (ASSOCIATE) with a copy
 -- of its anchor row, clustered by entity, so a hub's thousands of rows are one range of the table.
 CREATE TABLE associations (entity TEXT NOT NULL, {_SPAN}, PRIMARY KEY (entity, path))
@@ -220,6 +226,8 @@ PROJECTION_INDEXES = (
     "CREATE INDEX sources_entity ON sources (entity, eligible, source)",
     "CREATE INDEX sources_path ON sources (path)",
     "CREATE INDEX sources_source ON sources (source)",
+    "CREATE INDEX facts_subject ON facts (subject, fact_key, path)",
+    "CREATE INDEX facts_path ON facts (path)",
     "CREATE INDEX associations_path ON associations (path)",
     # A page of an entity's timeline: its first rows in order, without sorting them all.
     "CREATE INDEX associations_order ON associations (entity, start, id, idx, scope)",
