@@ -56,7 +56,7 @@ def records(
         nodes=[Record.from_domain(r) for r in page],
         total=total,
         page_info=PageInfo(has_next_page=more, end_cursor=end),
-        meta=context.meta(scopes),
+        meta=context.meta(scopes, ["conflict"] if any(r.conflicted for r in page) else []),
     )
 
 

@@ -57,13 +57,14 @@ def search(
         relaxed=relaxed,
     )
     end = offset + len(page.hits)
+    conflicted = context.reader().conflicted(h.locator.path for h in page.hits)
     return SearchConnection(
-        hits=[SearchHit.from_domain(h) for h in page.hits],
+        hits=[SearchHit.from_domain(h, conflicted=h.locator.path in conflicted) for h in page.hits],
         total=page.total,
         page_info=PageInfo(
             has_next_page=end < page.total,
             end_cursor=search_cursor(snapshot, end, relaxed=page.relaxed) if page.hits else None,
         ),
         retrieval=Retrieval.from_domain(page.retrieval),
-        meta=context.meta(scopes),
+        meta=context.meta(scopes, ["conflict"] if conflicted else []),
     )

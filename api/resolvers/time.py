@@ -89,7 +89,7 @@ def timeline(
     found = temporal.timeline(
         context.reader(), query, scopes, now_us=now_us, first=size, offset=offset
     )
-    return _result(context, scopes, found, tz, offset, clocked=True)
+    return _result(context, scopes, found, tz, offset, clocked=True, as_of_us=as_of_us)
 
 
 def chronicle_day(
@@ -175,10 +175,11 @@ def chronicle_last_seen(
     found = temporal.last_seen(
         context.reader(), str(entity), scopes, bound_us=bound, now_us=context.now_us, tz=tz
     )
+    entries, degraded = _entries(context, [found.entry] if found.entry is not None else [])
     return LastSeenResult(
-        entry=TimelineEntry.from_domain(found.entry) if found.entry is not None else None,
+        entry=entries[0] if entries else None,
         reason=found.reason,
-        meta=context.meta(scopes),
+        meta=context.meta(scopes, degraded),
     )
 
 
@@ -221,6 +222,16 @@ def _offset(context: Context, scopes: list[str], after: str | None) -> int:
     return decode_offset(after, snapshot=context.snapshot(scopes), query="time query")
 
 
+def _entries(
+    context: Context, found: list[temporal.TimelineEntry], *, as_of_us: int | None = None
+) -> tuple[list[TimelineEntry], list[str]]:
+    """Entries, each saying whether its record is in conflict (under `asOf`, when given: only
+    claims valid then conflict), and `conflict` among the degraded reasons when one is."""
+    conflicted = context.reader().conflicted((e.locator.path for e in found), as_of_us=as_of_us)
+    entries = [TimelineEntry.from_domain(e, conflicted=e.locator.path in conflicted) for e in found]
+    return entries, ["conflict"] if conflicted else []
+
+
 def _result(
     context: Context,
     scopes: list[str],
@@ -229,19 +240,21 @@ def _result(
     offset: int,
     *,
     clocked: bool = False,
+    as_of_us: int | None = None,
 ) -> TimelineResult:
     """A page of a time query; a `clocked` one's cursor also holds the `asOf` of its clocks."""
     snapshot = context.snapshot(scopes)
     last = offset + len(found.entries)
     key = f"{last}@{found.as_of_us}" if clocked else str(last)
     end = encode_cursor(snapshot, key) if found.entries else None
+    entries, degraded = _entries(context, found.entries, as_of_us=as_of_us)
     return TimelineResult(
-        entries=[TimelineEntry.from_domain(e) for e in found.entries],
+        entries=entries,
         total=found.total,
         page_info=PageInfo(has_next_page=found.next_offset is not None, end_cursor=end),
         as_of=temporal.format_instant(found.as_of_us),
         timezone=tz,
         local_date=found.local_date.isoformat(),
         clock_counts=[ClockCount(clock=c, count=n) for c, n in found.clock_counts],
-        meta=context.meta(scopes, found.degraded),
+        meta=context.meta(scopes, [*found.degraded, *degraded]),
     )

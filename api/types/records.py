@@ -68,6 +68,19 @@ class Record:
     recurrence: str | None
     state: str | None
     links: list[Link]
+    fact_key: str | None = strawberry.field(
+        description="Claims: the fact this claim states a value of (frontmatter fact_key)."
+    )
+    derived_from: list[RecordRef] = strawberry.field(
+        description="Records this one summarises (frontmatter derived_from)."
+    )
+    conflicts: list[RecordRef] = strawberry.field(
+        description="Other active claims with the same subject and factKey whose validity"
+        " overlaps this one's and whose\nbody differs. Empty when there is no conflict."
+    )
+    conflicted: bool = strawberry.field(
+        description="In conflict directly, or through derivedFrom (up to three levels)."
+    )
 
     @classmethod
     def from_domain(cls, r: temporal.Record) -> Self:
@@ -104,6 +117,10 @@ class Record:
             recurrence=r.recurrence,
             state=r.state,
             links=[Link.from_domain(link) for link in r.links],
+            fact_key=r.fact_key,
+            derived_from=[RecordRef.from_domain(d) for d in r.derived_from],
+            conflicts=[RecordRef.from_domain(c) for c in r.conflicts],
+            conflicted=r.conflicted,
         )
 
 

@@ -86,9 +86,12 @@ class SearchHit:
     via: RecordRef | None
     locator: Locator
     match_quality: MatchQuality
+    conflicted: bool = strawberry.field(
+        description="The record is in conflict (Record.conflicts), directly or through derivedFrom."
+    )
 
     @classmethod
-    def from_domain(cls, hit: temporal.SearchHit) -> Self:
+    def from_domain(cls, hit: temporal.SearchHit, *, conflicted: bool = False) -> Self:
         return cls(
             record=RecordRef.from_domain(hit.record),
             score=hit.score,
@@ -97,6 +100,7 @@ class SearchHit:
             via=RecordRef.from_domain(hit.via) if hit.via is not None else None,
             locator=Locator.from_domain(hit.locator),
             match_quality=hit.match_quality,
+            conflicted=conflicted,
         )
 
 

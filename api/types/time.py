@@ -65,6 +65,9 @@ class TimelineEntry:
     clock: ClockRelation
     summary: str | None
     locator: Locator
+    conflicted: bool = strawberry.field(
+        description="The record is in conflict (Record.conflicts), directly or through derivedFrom."
+    )
     via: RecordRef | None
     source: RecordRef | None
     note: RecordRef | None
@@ -73,7 +76,7 @@ class TimelineEntry:
     sources: list[RecordRef]
 
     @classmethod
-    def from_domain(cls, e: temporal.TimelineEntry) -> Self:
+    def from_domain(cls, e: temporal.TimelineEntry, *, conflicted: bool = False) -> Self:
         return cls(
             record=RecordRef.from_domain(e.record),
             date=DateValue.from_domain(e.date) if e.date is not None else None,
@@ -81,6 +84,7 @@ class TimelineEntry:
             clock=e.clock,
             summary=e.summary,
             locator=Locator.from_domain(e.locator),
+            conflicted=conflicted,
             via=RecordRef.from_domain(e.via) if e.via else None,
             source=RecordRef.from_domain(e.source) if e.source else None,
             note=RecordRef.from_domain(e.note) if e.note else None,
