@@ -127,7 +127,8 @@ def same_rows_insert_floor(source: Path, target: Path) -> float:
     """
     src = sqlite3.connect(source)
     tables = [
-        "files", "notes", "dates", "spans", "sources", "associations", "targets", "names", "issues",
+        "files", "notes", "dates", "spans", "sources", "facts", "associations", "targets", "names",
+        "issues",
         "seen", "search_keys",
     ]  # fmt: skip
     schema = dict(src.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))

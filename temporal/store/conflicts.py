@@ -63,7 +63,8 @@ def conflicting_paths(
     found: dict[str, set[str]] = {}
     if not paths:
         return found
-    sql, params = _CONFLICTS, [json.dumps(sorted(paths))]
+    params: list[object] = [json.dumps(sorted(paths))]
+    sql = _CONFLICTS
     if as_of_us is not None:
         sql, params = sql + _AS_OF, [*params, *[as_of_us] * 4]
     for path, other in run(sql, params):
@@ -71,9 +72,7 @@ def conflicting_paths(
     return found
 
 
-def conflicted_paths(
-    run: Run, paths: Collection[str], *, as_of_us: int | None = None
-) -> set[str]:
+def conflicted_paths(run: Run, paths: Collection[str], *, as_of_us: int | None = None) -> set[str]:
     """Those of `paths` that conflict, or whose `derived_from` reaches (through eligible
     records, within `LEVELS` steps) a record that does."""
     children: dict[str, set[str]] = {}

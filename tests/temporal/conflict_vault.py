@@ -22,20 +22,32 @@ CONFLICT_NOTES = {
     "people/bob": "---\ntype: person\n---\n# Bob\n",
     # Two overlapping role claims (the second inside the first) ...
     "claims/role-2020": _claim(
-        "role", "Engineer", "valid_from: 2020-01-01", "valid_until: 2021-01-01",
+        "role",
+        "Engineer",
+        "valid_from: 2020-01-01",
+        "valid_until: 2021-01-01",
         "occurred_at: 2020-01-01",
     ),
     "claims/role-2020-lead": _claim(
-        "role", "Lead", "valid_from: 2020-06-01", "valid_until: 2020-09-01",
+        "role",
+        "Lead",
+        "valid_from: 2020-06-01",
+        "valid_until: 2020-09-01",
         "occurred_at: 2020-06-01",
     ),
     # ... and two disjoint ones (the second starts where the first ends: half-open).
     "claims/role-2022": _claim(
-        "role", "Manager", "valid_from: 2022-01-01", "valid_until: 2023-01-01",
+        "role",
+        "Manager",
+        "valid_from: 2022-01-01",
+        "valid_until: 2023-01-01",
         "occurred_at: 2022-01-01",
     ),
     "claims/role-2023": _claim(
-        "role", "Director", "valid_from: 2023-01-01", "valid_until: 2024-01-01",
+        "role",
+        "Director",
+        "valid_from: 2023-01-01",
+        "valid_until: 2024-01-01",
         "occurred_at: 2023-01-01",
     ),
     # Open ends: always valid, valid from 2024 on, valid until 2019.

@@ -97,7 +97,9 @@ AS_OF_CASES = [
 @pytest.mark.parametrize(
     "as_of,record_id,conflicts", [c[1:] for c in AS_OF_CASES], ids=[c[0] for c in AS_OF_CASES]
 )
-def test_conflicts_as_of(state: Path, as_of: str, record_id: str, conflicts: tuple[str, ...]) -> None:
+def test_conflicts_as_of(
+    state: Path, as_of: str, record_id: str, conflicts: tuple[str, ...]
+) -> None:
     assert answers(state, as_of=as_of)[record_id] == (conflicts, bool(conflicts))
 
 
@@ -245,9 +247,7 @@ EDITS = [
 ]
 
 
-@pytest.mark.parametrize(
-    "edit,record_id,after", [e[1:] for e in EDITS], ids=[e[0] for e in EDITS]
-)
+@pytest.mark.parametrize("edit,record_id,after", [e[1:] for e in EDITS], ids=[e[0] for e in EDITS])
 def test_incremental_conflicts_equal_a_clean_rebuild(
     edit: Callable[[Path], None],
     record_id: str,
