@@ -128,8 +128,7 @@ def same_rows_insert_floor(source: Path, target: Path) -> float:
     src = sqlite3.connect(source)
     tables = [
         "files", "notes", "dates", "spans", "sources", "facts", "associations", "targets", "names",
-        "issues",
-        "seen", "search_keys",
+        "issues", "seen", "search_keys",
     ]  # fmt: skip
     schema = dict(src.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
     rows = {t: src.execute(f"SELECT * FROM {t}").fetchall() for t in tables}
