@@ -15,7 +15,7 @@ that instant take part. A page asks once for all its records: a few indexed look
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from sqlite3 import Cursor
 
 __all__ = ["LEVELS", "conflicted_paths", "conflicting_paths"]
@@ -72,9 +72,19 @@ def conflicting_paths(
     return found
 
 
-def conflicted_paths(run: Run, paths: Collection[str], *, as_of_us: int | None = None) -> set[str]:
+def conflicted_paths(
+    run: Run,
+    paths: Collection[str],
+    *,
+    as_of_us: int | None = None,
+    known: Mapping[str, set[str]] | None = None,
+) -> set[str]:
     """Those of `paths` that conflict, or whose `derived_from` reaches (through eligible
-    records, within `LEVELS` steps) a record that does."""
+    records, within `LEVELS` steps) a record that does.
+
+    Args:
+        known: `conflicting_paths` of `paths` (with this `as_of_us`), when already asked.
+    """
     children: dict[str, set[str]] = {}
     seen = set(paths)
     frontier = sorted(seen)
@@ -85,7 +95,10 @@ def conflicted_paths(run: Run, paths: Collection[str], *, as_of_us: int | None =
             children.setdefault(path, set()).add(child)
         frontier = sorted({c for p in frontier for c in children.get(p, ())} - seen)
         seen.update(frontier)
-    direct = set(conflicting_paths(run, seen, as_of_us=as_of_us))
+    if known is None:
+        direct = set(conflicting_paths(run, seen, as_of_us=as_of_us))
+    else:
+        direct = set(known) | set(conflicting_paths(run, seen - set(paths), as_of_us=as_of_us))
     return {p for p in paths if _reaches(p, children, direct)}
 
 

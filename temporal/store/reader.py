@@ -142,7 +142,10 @@ class Reader:
         Args:
             as_of_us: Only claims valid at this instant take part; None: any validity.
         """
-        found = conflicting_paths(self.run, set(paths), as_of_us=as_of_us)
+        return self._conflict_refs(conflicting_paths(self.run, set(paths), as_of_us=as_of_us))
+
+    def _conflict_refs(self, found: Mapping[str, set[str]]) -> dict[str, tuple[RecordRef, ...]]:
+        """`conflicting_paths` with the conflicting records as their references, by id."""
         others = sorted({p for ps in found.values() for p in ps})
         refs: dict[str, RecordRef] = {}
         for chunk in chunks(others):
@@ -259,8 +262,9 @@ class Reader:
         wanted = {t[4] for ts in targets.values() for t in ts if t[4]}
         scope_rows = {r["scope"] for r in rows}
         refs = self.refs(wanted, sorted(scope_rows))
-        conflicts = self.conflicts(paths)
-        conflicted = self.conflicted(paths)
+        direct = conflicting_paths(self.run, set(paths))
+        conflicts = self._conflict_refs(direct)
+        conflicted = conflicted_paths(self.run, set(paths), known=direct)
         return [
             _record(
                 row,
