@@ -214,6 +214,10 @@ class Record:
     recurrence: str | None
     state: str | None
     links: tuple[Link, ...]
+    fact_key: str | None
+    derived_from: tuple[RecordRef, ...]
+    conflicts: tuple[RecordRef, ...]
+    conflicted: bool
 
 
 class _Pages(Generic[_T]):
@@ -298,6 +302,7 @@ class SearchHit:
     via: RecordRef | None
     locator: Locator
     match_quality: MatchQuality
+    conflicted: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,6 +367,7 @@ class TimelineEntry:
     clock: ClockRelation
     summary: str | None
     locator: Locator
+    conflicted: bool
     via: RecordRef | None
     source: RecordRef | None
     note: RecordRef | None
