@@ -12,7 +12,7 @@ from typing import Any
 import platformdirs
 
 from temporal import VaultConfig
-from vault import StartupError
+from vault import KNOWN_FIELDS, DailyNotes, StartupError, field_map
 from vault.mounts import remote_mount
 
 __all__ = ["DEMO_VAULT", "Limits", "Settings", "default_state_path"]
@@ -158,6 +158,8 @@ def _read_config(path: Path, environ: Mapping[str, str]) -> dict[str, object]:
         raise StartupError(f"Config {str(path)!r} is unusable: {exc}") from exc
     scopes = _str_map(data.get("scopes", {}), "scopes")
     aliases = _str_map(data.get("type_aliases", {}), "type_aliases")
+    fields = field_map(data.get("fields", {}), known=KNOWN_FIELDS)
+    daily = _daily_notes(data.get("daily_notes"))
     limits = Limits(**_limits(data.get("limits", {})))
     tokens: dict[str, tuple[str, ...]] = {}
     for entry in data.get("tokens", []):
@@ -172,7 +174,9 @@ def _read_config(path: Path, environ: Mapping[str, str]) -> dict[str, object]:
         tokens[digest] = tuple(str(s) for s in entry["scopes"])
     graphql = data.get("graphql", {})
     return {
-        "config": VaultConfig(MappingProxyType(scopes), MappingProxyType(aliases)),
+        "config": VaultConfig(
+            MappingProxyType(scopes), MappingProxyType(aliases), MappingProxyType(fields), daily
+        ),
         "tokens": MappingProxyType(tokens),
         "limits": limits,
         "graphiql": bool(graphql.get("graphiql", True)),
@@ -186,6 +190,17 @@ def _str_map(value: object, name: str) -> dict[str, str]:
     ):
         raise StartupError(f"Config [{name}] must map names to strings")
     return dict(value)
+
+
+def _daily_notes(value: object) -> DailyNotes | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not set(value) <= {"folder", "format"}:
+        raise StartupError("Config [daily_notes] accepts only folder and format")
+    folder, format = value.get("folder"), value.get("format", "YYYY-MM-DD")
+    if not isinstance(folder, str) or not isinstance(format, str):
+        raise StartupError("Config [daily_notes] needs folder (a string); format is a string")
+    return DailyNotes.of(folder, format)
 
 
 def _limits(value: object) -> dict[str, Any]:  # Any: int or float, as Limits declares

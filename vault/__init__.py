@@ -23,6 +23,7 @@ from vault.issue import Issue
 from vault.links import Link, wiki_target
 from vault.note import (
     DATE_FIELDS,
+    KNOWN_FIELDS,
     MAX_NOTE_BYTES,
     REFERENCE_FIELDS,
     FileBytes,
@@ -33,14 +34,17 @@ from vault.note import (
     read_bytes,
     read_note,
 )
+from vault.reading import DailyNotes, ReadOptions, field_map
 from vault.scan import KnownStats, NoteFile, ScanResult, is_ignored_name, scan, stat_note
 
 __all__ = [
     "DATE_FIELDS",
+    "KNOWN_FIELDS",
     "MAX_NOTE_BYTES",
     "REFERENCE_FIELDS",
     "AlmanacError",
     "AmbiguousTime",
+    "DailyNotes",
     "FileBytes",
     "Forbidden",
     "IndexUnavailable",
@@ -57,11 +61,13 @@ __all__ = [
     "NoteText",
     "ParsedNote",
     "QueryTooComplex",
+    "ReadOptions",
     "ScanResult",
     "SnapshotChanged",
     "StartupError",
     "Unauthenticated",
     "UnknownTimezone",
+    "field_map",
     "is_ignored_name",
     "note_lines",
     "parse_note",

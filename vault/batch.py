@@ -24,12 +24,13 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 
 from vault.issue import Issue
 from vault.note import ParsedNote, parse_note, read_bytes
+from vault.reading import ReadOptions
 from vault.scan import NoteFile
 
 __all__ = ["Outcome", "read_and_parse", "read_in_workers", "serve"]
 
 Outcome = tuple[str, tuple[int, int, int, str] | None, ParsedNote | None, Issue | None]
-_Task = tuple[list[NoteFile], dict[str, str], dict[str, str]]
+_Task = tuple[list[NoteFile], dict[str, str], ReadOptions]
 _PIPE_BYTES = 1 << 20  # Linux's default maximum for an unprivileged process
 # The task list is read before `vault` is imported, so the caller is not held up meanwhile.
 _BOOT = (
@@ -41,7 +42,7 @@ _BOOT = (
 def read_and_parse(
     files: Sequence[NoteFile],
     known: Mapping[str, str],
-    type_aliases: Mapping[str, str],
+    options: ReadOptions,
     *,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Outcome]:
@@ -59,9 +60,7 @@ def read_and_parse(
         stat = (content.size, content.mtime_ns, content.ino, content.sha256)
         parsed = None
         if known.get(file.path) != content.sha256:
-            parsed = parse_note(
-                file.path, content.data, revision=content.sha256, type_aliases=type_aliases
-            )
+            parsed = parse_note(file.path, content.data, revision=content.sha256, options=options)
         out.append((file.path, stat, parsed, None))
         if progress is not None and done % 500 == 0:
             progress(done, len(files))
@@ -71,7 +70,7 @@ def read_and_parse(
 def read_in_workers(
     files: Sequence[NoteFile],
     known: Mapping[str, str],
-    type_aliases: Mapping[str, str],
+    options: ReadOptions,
     *,
     chunk: int,
     progress: Callable[[int, int], None] | None = None,
@@ -83,7 +82,7 @@ def read_in_workers(
     so the caller takes them in between two chunks of its own.
     """
     tasks: list[_Task] = [
-        (c, {f.path: known[f.path] for f in c if f.path in known}, dict(type_aliases))
+        (c, {f.path: known[f.path] for f in c if f.path in known}, options)
         for c in (list(files[i : i + chunk]) for i in range(0, len(files), chunk))
     ]
     proc = _start()
@@ -123,8 +122,8 @@ def serve(data: bytes) -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
     tasks: list[_Task] = pickle.loads(data)
-    for files, known, aliases in tasks:
-        data = pickle.dumps(read_and_parse(files, known, aliases), pickle.HIGHEST_PROTOCOL)
+    for files, known, options in tasks:
+        data = pickle.dumps(read_and_parse(files, known, options), pickle.HIGHEST_PROTOCOL)
         out.write(len(data).to_bytes(8, "little") + data)
         out.flush()
 

@@ -37,6 +37,8 @@ _ALLOWED_TAGS = frozenset({_STR, _SEQ, _MAP})
 _INT = re.compile(r"[-+]?(0|[1-9][0-9]*)\Z")
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
 _NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+# libyaml's contexts of a construct that needs a closing character.
+_OPENERS = ("while parsing a flow", "while scanning a quoted")
 _TRUE = frozenset({"true", "True", "TRUE"})
 _FALSE = frozenset({"false", "False", "FALSE"})
 
@@ -89,9 +91,7 @@ def load_frontmatter(
         finally:
             composer.dispose()
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = first_line + mark.line if mark is not None else first_line
-        reason = getattr(exc, "problem", None) or str(exc)
+        line, reason = _error_line(exc, text, first_line)
         return None, [Issue(path, line, None, "invalid_frontmatter", f"YAML error: {reason}")]
     if root is None:
         return Frontmatter({}, {}), issues
@@ -140,6 +140,29 @@ def plain_value(node: Node) -> object:
     if isinstance(node, SequenceNode):
         return [plain_value(item) for item in node.value]
     return {k.value if isinstance(k, ScalarNode) else str(k): plain_value(v) for k, v in node.value}
+
+
+def _error_line(exc: yaml.YAMLError, text: str, first_line: int) -> tuple[int, str]:
+    """The file line a YAML error names, and its reason.
+
+    libyaml names two places: where it noticed the problem and, for a construct left open
+    (a `[`, a `{`, a quote), where that construct began. The opening is the line to fix (the
+    problem is often noticed only at the end of the block, on the closing `---`), so it wins;
+    otherwise the problem's line, never past the block's last line.
+    """
+    reason = getattr(exc, "problem", None) or str(exc)
+    problem = getattr(exc, "problem_mark", None)
+    context = getattr(exc, "context", None) or ""
+    opened = getattr(exc, "context_mark", None)
+    last = max(text.rstrip("\n").count("\n"), 0)
+    if opened is not None and context.startswith(_OPENERS):
+        what = context.removeprefix("while parsing a ").removeprefix("while scanning a ")
+        if problem is not None and problem.line != opened.line:
+            reason += f" (the {what} opened on line {first_line + opened.line} is not closed)"
+        return first_line + min(opened.line, last), reason
+    if problem is None:
+        return first_line, reason
+    return first_line + min(problem.line, last), reason
 
 
 def _event_stream_problem(text: str) -> str | None:

@@ -13,10 +13,12 @@ from yaml.nodes import Node, ScalarNode, SequenceNode
 from vault.frontmatter import MAX_FRONTMATTER_BYTES, load_frontmatter, plain_value
 from vault.issue import Issue, reduce_by_fields
 from vault.links import Link, extract_links, first_heading, wiki_target
+from vault.reading import ReadOptions, daily_date
 from vault.scan import NoteFile
 
 __all__ = [
     "DATE_FIELDS",
+    "KNOWN_FIELDS",
     "MAX_NOTE_BYTES",
     "REFERENCE_FIELDS",
     "FileBytes",
@@ -44,7 +46,7 @@ _LIST_FIELDS = ("aliases", "tags", "entities", "derived_from", "exdates", "rdate
 _TEXT_FIELDS = (
     "type", "title", "relation", "fact_key", "timezone", "recurrence", "lifecycle", "state"
 )  # fmt: skip
-_KNOWN = frozenset(
+KNOWN_FIELDS = frozenset(
     ("id", "source_event", "weight", *DATE_FIELDS, *REFERENCE_FIELDS, *_LIST_FIELDS, *_TEXT_FIELDS)
 )
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}\Z")
@@ -58,6 +60,7 @@ _STATES = ("open", "done", "cancelled")
 _READ_ATTEMPTS = 3
 # O_NONBLOCK: no effect on a regular file; a FIFO or device opens without waiting for a writer.
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+_PLAIN = ReadOptions()
 _CONFLICT_COPY = re.compile(r"\.sync-conflict-[0-9]{8}-[0-9]{6}(?:-[A-Z0-9]+)?\Z")
 
 
@@ -109,6 +112,9 @@ class Note:
     exdates: tuple[str, ...] = ()
     rdates: tuple[str, ...] = ()
     lines: Mapping[str, int] = field(default_factory=dict)
+    # A date field read from another name (`[fields]`: occurred_at <- date) or from a daily
+    # note's file name (`file name`): the name as written, for issues.
+    written: Mapping[str, str] = field(default_factory=dict)
     extra: Mapping[str, object] = field(default_factory=dict)
     links: tuple[Link, ...] = ()
     valid: bool = True
@@ -193,12 +199,23 @@ def note_lines(data: bytes) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def read_note(file: NoteFile, *, type_aliases: Mapping[str, str] | None = None) -> ParsedNote:
+def read_note(
+    file: NoteFile,
+    *,
+    type_aliases: Mapping[str, str] | None = None,
+    options: ReadOptions | None = None,
+) -> ParsedNote:
     """Read and parse one note file; every problem is an issue, never an exception."""
     content = read_bytes(file)
     if isinstance(content, Issue):
         return ParsedNote(file.path, "", None, (content,))
-    return parse_note(file.path, content.data, revision=content.sha256, type_aliases=type_aliases)
+    return parse_note(
+        file.path,
+        content.data,
+        revision=content.sha256,
+        type_aliases=type_aliases,
+        options=options,
+    )
 
 
 def parse_note(
@@ -207,6 +224,7 @@ def parse_note(
     *,
     revision: str | None = None,
     type_aliases: Mapping[str, str] | None = None,
+    options: ReadOptions | None = None,
 ) -> ParsedNote:
     """Parse a note's bytes into a `Note` and its validation issues.
 
@@ -214,12 +232,18 @@ def parse_note(
         path: Vault-relative POSIX path (`people/ada.md`).
         data: The file bytes.
         revision: SHA-256 hex of `data`, when already computed.
-        type_aliases: Written type to ontology type (`people` -> `person`).
+        type_aliases: Written type to ontology type (`people` -> `person`); overrides
+            `options.type_aliases`.
+        options: Field names and daily notes of the configuration.
     """
+    options = options or _PLAIN
+    if type_aliases is not None:
+        options = ReadOptions(type_aliases, options.fields, options.daily_notes)
     revision = revision or hashlib.sha256(data).hexdigest()
-    text, problem = _decode(data)
+    text, problem, bad_line = _decode(data)
     if text is None:
-        return ParsedNote(path, revision, None, (Issue(path, None, None, "not_utf8", problem),))
+        issue = Issue(path, bad_line, None, "not_utf8", problem)
+        return ParsedNote(path, revision, None, (issue,))
     issues: list[Issue] = []
     head, fm_text, body, body_line = _split(text)
     if head == "unclosed":
@@ -238,9 +262,7 @@ def parse_note(
         if frontmatter is None:
             return ParsedNote(path, revision, None, tuple(issues))
         fields, lines = frontmatter.fields, frontmatter.lines
-    note = _Builder(path, revision, text, body, body_line, fields, lines, issues).build(
-        type_aliases or {}
-    )
+    note = _Builder(path, revision, text, body, body_line, fields, lines, issues).build(options)
     return ParsedNote(path, revision, note, tuple(issues))
 
 
@@ -264,14 +286,14 @@ class _Builder:
         self.valid = True
         self.id: str | None = None
 
-    def build(self, type_aliases: Mapping[str, str]) -> Note:
+    def build(self, options: ReadOptions) -> Note:
         slug = unicodedata.normalize(
             "NFC", self.path[:-3] if self.path.endswith(".md") else self.path
         )
         note_id = self._id(slug)
         self.id = note_id
         written_type = self._text("type") or "note"
-        note_type = type_aliases.get(written_type, written_type)
+        note_type = options.type_aliases.get(written_type, written_type)
         title = self._text("title") or first_heading(self.body) or slug.rsplit("/", 1)[-1]
         lifecycle = self._choice("lifecycle", _LIFECYCLES) or "active"
         fields = self.fields
@@ -294,12 +316,8 @@ class _Builder:
                 self._missing("relation")
         elif note_type == "claim":
             self._require(("subject",), refs)
-        dates = {
-            name: value
-            for name in DATE_FIELDS
-            if name in fields and (value := self._text(name)) is not None
-        }
-        extra = {k: plain_value(v) for k, v in self.fields.items() if k not in _KNOWN}
+        dates, written = self._dates(options)
+        extra = {k: plain_value(v) for k, v in self.fields.items() if k not in KNOWN_FIELDS}
         return Note(
             path=self.path,
             slug=slug,
@@ -326,11 +344,42 @@ class _Builder:
             dates=dates,
             exdates=self._list("exdates"),
             rdates=self._list("rdates"),
-            lines=dict(self.lines),
+            lines=dict(self.lines)
+            | {a: self.lines[w] for a, w in written.items() if w in self.lines},
+            written=written,
             extra=extra,
             links=extract_links(self.body, first_line=self.body_line, note_path=self.path),
             valid=self.valid,
         )
+
+    def _dates(self, options: ReadOptions) -> tuple[dict[str, str], dict[str, str]]:
+        """The date fields as written, and the other names some of them were read from.
+
+        Almanac's own name wins over the user's names (`[fields]`), which are tried in order;
+        a daily note's file name dates its `occurred_at` when nothing else does.
+        """
+        fields = self.fields
+        dates: dict[str, str] = {}
+        written: dict[str, str] = {}
+        for name in DATE_FIELDS:
+            for other in (name, *options.fields.get(name, ())):
+                if other in fields:
+                    value = self._text(other, read_as=name if other != name else None)
+                    if value is not None:
+                        dates[name] = value
+                        if other != name:
+                            written[name] = other
+                        break
+        daily = options.daily_notes
+        if daily is not None and "occurred_at" not in dates:
+            day, problem = daily_date(self.path, daily)
+            if day is not None:
+                dates["occurred_at"], written["occurred_at"] = day, "file name"
+            elif problem is not None:
+                self.issues.append(
+                    Issue(self.path, None, "occurred_at", "invalid_date", problem, self.id)
+                )
+        return dates, written
 
     def _id(self, slug: str) -> str:
         node = self.fields.get("id")
@@ -355,7 +404,7 @@ class _Builder:
             self._issue("id", "invalid_id", message, record_id=None)
         return value
 
-    def _text(self, name: str) -> str | None:
+    def _text(self, name: str, *, read_as: str | None = None) -> str | None:
         node = self.fields.get(name)
         if node is None:
             return None
@@ -363,7 +412,8 @@ class _Builder:
             if not node.style and node.value in ("", "~", "null", "Null", "NULL"):
                 return None
             return str(node.value)
-        self._issue(name, "invalid_field", f"Field {name!r} must be a single string")
+        shown = f"{name!r} (read as {read_as})" if read_as else repr(name)
+        self._issue(name, "invalid_field", f"Field {shown} must be a single string")
         return None
 
     def _list(self, name: str) -> tuple[str, ...]:
@@ -426,19 +476,29 @@ class _Builder:
         self.issues.append(Issue(self.path, line, name, code, message, rid))
 
 
-def _decode(data: bytes) -> tuple[str | None, str]:
+def _decode(data: bytes) -> tuple[str | None, str, int | None]:
+    """The text of a note's bytes, or None with the reason and the line of the first bad byte."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None, "File is UTF-16; notes must be UTF-8"
+        return None, "File is UTF-16; notes must be UTF-8", 1
     if b"\x00" in data:
-        return None, "File contains NUL bytes; notes must be UTF-8 text"
+        at = data.index(b"\x00")
+        return None, "File contains NUL bytes; notes must be UTF-8 text", _line_at(data, at)
     bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0  # (the C decoder; "utf-8-sig" is Python)
     try:
         text = data[bom:].decode("utf-8") if bom else data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return None, f"File is not valid UTF-8 (byte {exc.start + bom})"
+        at = exc.start + bom
+        line = _line_at(data, at)
+        return None, f"File is not valid UTF-8 (line {line}, byte {at})", line
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text, ""
+    return text, "", None
+
+
+def _line_at(data: bytes, offset: int) -> int:
+    """The 1-based line of a byte offset, counting lines as a decoded note does (CR LF, CR, LF)."""
+    head = data[:offset]
+    return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
 
 
 def _split(text: str) -> tuple[str, str | None, str, int]:

@@ -28,12 +28,28 @@ def note_dates(note: Note) -> tuple[dict[str, DateValue], str | None, list[Issue
             tz = None
     dates: dict[str, DateValue] = {}
     for field, text in note.dates.items():
+        # A field read from another name (`[fields]`) is reported under the name written, with
+        # the field it was read as: the user finds the first, the second explains why it counts.
+        written = note.written.get(field, field)
+        named = field if written == field else f"{written} (read as {field})"
         try:
             dates[field] = parse_date_value(text, tz=tz)
         except AmbiguousTime:
-            issue(field, "ambiguous_time", f"{field} {text!r} has no zone and no timezone is set")
+            issues.append(
+                Issue(
+                    note.path,
+                    note.lines.get(field),
+                    written,
+                    "ambiguous_time",
+                    f"{named} {text!r} has no zone and no timezone is set",
+                    note.id,
+                )
+            )
         except InvalidDate as exc:
-            issue(field, "invalid_date", str(exc))
+            message = str(exc) if written == field else f"{named}: {exc}"
+            issues.append(
+                Issue(note.path, note.lines.get(field), written, "invalid_date", message, note.id)
+            )
     for field in ("exdates", "rdates"):
         for text in getattr(note, field):
             try:

@@ -43,6 +43,9 @@ class VaultConfig:
 
     scopes: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     type_aliases: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # `[fields]`: Almanac date field -> the user's names for it; `[daily_notes]`.
+    fields: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    daily_notes: vault.DailyNotes | None = None
 
     def scope_of(self, path: str) -> str:
         """The scope of a vault-relative path: the longest matching folder, else `default`."""
@@ -58,9 +61,17 @@ class VaultConfig:
         return sorted({"default", *self.scopes})
 
     def fingerprint(self, base: str) -> str:
-        """`base` combined with the scopes and type aliases."""
-        blob = json.dumps([base, sorted(self.scopes.items()), sorted(self.type_aliases.items())])
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        """`base` combined with the scopes, type aliases, field names and daily notes."""
+        daily = self.daily_notes
+        parts: list[object] = [base, sorted(self.scopes.items()), sorted(self.type_aliases.items())]
+        if self.fields or daily is not None:  # (fingerprints made before these stay the same)
+            parts.append(sorted((k, list(v)) for k, v in self.fields.items()))
+            parts.append([daily.folder, daily.format] if daily is not None else None)
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+
+    def read_options(self) -> vault.ReadOptions:
+        """How notes are read under this configuration (plain dicts: it goes to a worker)."""
+        return vault.ReadOptions(dict(self.type_aliases), dict(self.fields), self.daily_notes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +204,7 @@ class Reconciler:
         present = [files[p] for p in todo if p in files]
         revisions = self.memory.revisions
         known = {f.path: revisions[f.path] for f in present if f.path in revisions}
-        aliases = dict(self.config.type_aliases)
+        options = self.config.read_options()
         chunks: Iterable[list[Outcome]] = ()
         try:
             for path in todo:
@@ -202,9 +213,9 @@ class Reconciler:
                     new_stats[path] = None
             if len(present) >= self.parallel_from:
                 # Two cores: a worker process reads and parses chunks while this one does others.
-                chunks = read_in_workers(present, known, aliases, chunk=_CHUNK, progress=progress)
+                chunks = read_in_workers(present, known, options, chunk=_CHUNK, progress=progress)
             else:
-                chunks = [read_and_parse(present, known, aliases, progress=progress)]
+                chunks = [read_and_parse(present, known, options, progress=progress)]
             for chunk in chunks:
                 for path, stat, parsed, issue in chunk:
                     if issue is not None:

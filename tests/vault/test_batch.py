@@ -9,6 +9,7 @@ import pytest
 
 import vault
 from vault.batch import read_and_parse, read_in_workers
+from vault.reading import ReadOptions
 
 
 def _vault(root: Path, count: int) -> list[vault.NoteFile]:
@@ -25,11 +26,15 @@ def _vault(root: Path, count: int) -> list[vault.NoteFile]:
 def test_a_worker_and_this_process_parse_every_file_once(tmp_path: Path) -> None:
     files = _vault(tmp_path, 400)
     known = {files[3].path: "not the hash", files[4].path: "x"}
-    serial = read_and_parse(files, known, {"note": "page"})
+    serial = read_and_parse(files, known, ReadOptions({"note": "page"}))
     seen: list[int] = []
     chunks = list(
         read_in_workers(
-            files, known, {"note": "page"}, chunk=7, progress=lambda done, _: seen.append(done)
+            files,
+            known,
+            ReadOptions({"note": "page"}),
+            chunk=7,
+            progress=lambda done, _: seen.append(done),
         )
     )
     outcomes = [o for chunk in chunks for o in chunk]
@@ -41,12 +46,12 @@ def test_a_worker_that_cannot_start_leaves_everything_to_this_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     files = _vault(tmp_path, 2000)  # long enough for the worker to fail before the end
-    serial = read_and_parse(files, {}, {})
+    serial = read_and_parse(files, {}, ReadOptions())
     # The worker takes this process's import path: a `vault` that fails to import, ahead of
     # the real one, makes it exit at once (this process has the real one loaded already).
     shadow = tmp_path / "shadow" / "vault"
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ImportError('shadowed')\n")
     monkeypatch.setattr(sys, "path", [str(shadow.parent), *sys.path])
-    outcomes = [o for chunk in read_in_workers(files, {}, {}, chunk=20) for o in chunk]
+    outcomes = [o for chunk in read_in_workers(files, {}, ReadOptions(), chunk=20) for o in chunk]
     assert sorted(outcomes, key=lambda o: o[0]) == serial

@@ -286,7 +286,7 @@ _LAUGHS = "a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]"
         pytest.param("---\n", 1, id="only-opening-line"),
         pytest.param("---\n- a\n- b\n---\n", 2, id="list"),
         pytest.param("---\njust text\n---\n", 2, id="scalar"),
-        pytest.param("---\ntitle: a\nb: [unclosed\nc: d\n---\n", 4, id="syntax-error"),
+        pytest.param("---\ntitle: a\nb: [unclosed\nc: d\n---\n", 3, id="syntax-error"),
         pytest.param("---\ntitle: a\n  bad indent: b\n---\n", 3, id="bad-indent"),
         pytest.param("---\n? [a]\n: b\n---\n", 2, id="non-string-key"),
         pytest.param("---\na: &a [*a]\n---\n", 2, id="recursive-alias"),
@@ -476,21 +476,26 @@ def test_parse_note_reads_bom_and_line_endings_like_plain_lf(data: bytes) -> Non
 
 
 @pytest.mark.parametrize(
-    "data",
+    ("data", "line"),
     [
-        pytest.param(b"---\ntitle: caf\xe9\n---\n", id="latin-1"),
-        pytest.param(b"\xff\xfe" + "# UTF-16".encode("utf-16-le"), id="utf16-le-bom"),
-        pytest.param(b"\xfe\xff" + "# UTF-16".encode("utf-16-be"), id="utf16-be-bom"),
-        pytest.param(b"# title\x00\n", id="nul-byte"),
-        pytest.param(b"\xed\xa0\x80", id="encoded-surrogate"),
-        pytest.param(b"\xc0\xaf", id="overlong"),
+        pytest.param(b"---\ntitle: caf\xe9\n---\n", 2, id="latin-1"),
+        pytest.param(b"\xff\xfe" + "# UTF-16".encode("utf-16-le"), 1, id="utf16-le-bom"),
+        pytest.param(b"\xfe\xff" + "# UTF-16".encode("utf-16-be"), 1, id="utf16-be-bom"),
+        pytest.param(b"# title\x00\n", 1, id="nul-byte"),
+        pytest.param(b"# t\n\nok\n\x00\n", 4, id="nul-byte-line-4"),
+        pytest.param(b"\xed\xa0\x80", 1, id="encoded-surrogate"),
+        pytest.param(b"\xc0\xaf", 1, id="overlong"),
+        pytest.param(b"# t\n\nbody\n\nna\xefve\n", 5, id="in-the-body"),
+        pytest.param(b"# t\r\n\r\nna\xefve\r\n", 3, id="crlf-lines"),
+        pytest.param(b"# t\r\rna\xefve\r", 3, id="cr-lines"),
+        pytest.param(b"\xef\xbb\xbf# t\nna\xefve\n", 2, id="after-a-bom"),
     ],
 )
-def test_parse_note_reports_bytes_that_are_not_utf8(data: bytes) -> None:
+def test_parse_note_reports_bytes_that_are_not_utf8(data: bytes, line: int) -> None:
     parsed = parse_note("n.md", data)
 
     assert parsed.note is None
-    assert [(i.code, i.line, i.path) for i in parsed.issues] == [("not_utf8", None, "n.md")]
+    assert [(i.code, i.line, i.path) for i in parsed.issues] == [("not_utf8", line, "n.md")]
 
 
 def test_parse_note_refuses_frontmatter_over_64_kib() -> None:
@@ -552,4 +557,25 @@ def test_a_bad_byte_is_named_by_its_offset_in_the_file(data: bytes, offset: int)
     parsed = parse_note("n.md", data)
 
     assert data[offset] == 0xE9
-    assert parsed.issues[0].message == f"File is not valid UTF-8 (byte {offset})"
+    assert parsed.issues[0].message == f"File is not valid UTF-8 (line 2, byte {offset})"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "says"),
+    [
+        pytest.param("---\ntitle: x\ntags: [a, b\n---\n", 3, "flow sequence", id="unclosed-["),
+        pytest.param("---\ntitle: x\ntags: [a, b\nc: d\n---\n", 3, "line 3", id="[-then-more"),
+        pytest.param("---\na: {x: 1\nb: 2\n---\n", 2, "flow mapping", id="unclosed-{"),
+        pytest.param('---\na: 1\ntitle: "x\n---\n', 3, "quoted scalar", id="unclosed-quote"),
+        pytest.param("---\na: 1\nb:\n  - x\n - y\n---\n", 5, "expected key", id="bad-dedent"),
+        pytest.param("---\na: 1\nb: x: y\n---\n", 3, "mapping values", id="colon-in-value"),
+        pytest.param("---\na: 1\nb: @x\n---\n", 3, "cannot start", id="reserved-char"),
+    ],
+)
+def test_a_yaml_error_is_reported_at_the_line_the_parser_names(
+    text: str, line: int, says: str
+) -> None:
+    (issue,) = _parse(text).issues
+
+    assert (issue.code, issue.line) == ("invalid_frontmatter", line)
+    assert says in issue.message

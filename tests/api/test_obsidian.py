@@ -1,0 +1,96 @@
+"""An Obsidian vault as it is: `date:`/`created:` read through `[fields]`, daily notes dated by
+their names (`[daily_notes]`), and embeds of attachments that exist."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from api import Settings, create_app
+from api.cli import main
+from tests.api.helpers import data
+
+CONFIG = """
+[fields]
+occurred_at = ["date"]
+recorded_at = ["created"]
+
+[daily_notes]
+folder = "Daily"
+"""
+NOTES = {
+    "Meetings/Kickoff.md": "---\ndate: 2024-03-05\ncreated: 2024-03-01T09:00:00Z\n---\n# Kickoff\n",
+    "Meetings/Retro.md": "---\ndate: 2024-03-05\noccurred_at: 2024-03-08\n---\n# Retro\n",
+    "Daily/2024-03-05.md": "Met [[Kickoff]].\n",
+    "Daily/2024-03-06.md": "---\ndate: 2024-03-01\n---\nLate entry.\n",
+    "Daily/2024-02-30.md": "A typo in the name.\n",
+    "Daily/Template.md": "{{date}}\n",
+    "Bad.md": "---\ntitle: Bad\ndate: 2024-13-01\ncreated: tomorrow\n---\n",
+}
+
+
+def _vault(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "vault"
+    for path, text in NOTES.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    config = tmp_path / "almanac.toml"
+    config.write_text(CONFIG)
+    return root, config
+
+
+def test_obsidian_dates_and_daily_notes_answer_time_queries(tmp_path: Path) -> None:
+    root, config = _vault(tmp_path)
+    settings = Settings.build(vault=root, state=tmp_path / "s.db", config=config, watch=False)
+    with TestClient(create_app(settings)) as client:
+        day = data(
+            client,
+            '{ chronicleDay(date: "2024-03-05")'
+            " { entries { record { id } date { text precision } } }"
+            " recorded: timeline(timeField: RECORDED_AT) { entries { record { id } } }"
+            ' all: chronicleSince(since: "2000-01-01")'
+            " { entries { record { id } date { text } } } }",
+        )
+    # The Almanac name wins over a mapped one, and a note's own date over its daily name.
+    assert [(e["record"]["id"], e["date"]["text"]) for e in day["all"]["entries"]] == [
+        ("Daily/2024-03-06", "2024-03-01"),
+        ("Daily/2024-03-05", "2024-03-05"),
+        ("Meetings/Kickoff", "2024-03-05"),
+        ("Meetings/Retro", "2024-03-08"),
+    ]
+    assert day["chronicleDay"]["entries"] == [
+        {"record": {"id": "Daily/2024-03-05"}, "date": {"text": "2024-03-05", "precision": "DAY"}},
+        {"record": {"id": "Meetings/Kickoff"}, "date": {"text": "2024-03-05", "precision": "DAY"}},
+    ]
+    assert day["recorded"]["entries"] == [{"record": {"id": "Meetings/Kickoff"}}]
+
+
+def test_without_the_config_only_almanac_names_date_a_note(tmp_path: Path) -> None:
+    root, _ = _vault(tmp_path)
+    settings = Settings.build(vault=root, state=tmp_path / "s.db", watch=False)
+    with TestClient(create_app(settings)) as client:
+        day = data(client, '{ chronicleSince(since: "2000-01-01") { entries { record { id } } } }')
+    assert day["chronicleSince"]["entries"] == [{"record": {"id": "Meetings/Retro"}}]
+
+
+def test_check_names_the_field_written_and_the_field_it_is_read_as(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, config = _vault(tmp_path)
+    state = str(tmp_path / "s.db")
+    code = main(
+        ["check", "--vault", str(root), "--state", state, "--config", str(config), "--json"]
+    )
+    issues = json.loads(capsys.readouterr().out)["issues"]
+    assert code == 1
+    assert [(i["path"], i["line"], i["field"], i["code"]) for i in issues] == [
+        ("Bad.md", 3, "date", "invalid_date"),
+        ("Bad.md", 4, "created", "invalid_date"),
+        ("Daily/2024-02-30.md", None, "occurred_at", "invalid_date"),
+    ]
+    assert issues[0]["message"].startswith("date (read as occurred_at): ")
+    assert issues[1]["message"].startswith("created (read as recorded_at): ")
+    assert "'2024-02-30' is not a date" in issues[2]["message"]
