@@ -74,11 +74,13 @@ class RecordRef:
 
 @dataclass(frozen=True, slots=True)
 class LinkRef:
-    """A body link and the eligible record it resolves to, if any."""
+    """A body link and the eligible record it resolves to, if any, or the attachment (the
+    vault-relative path of a file that is not a note) it resolves to."""
 
     text: str
     line: int
     target: RecordRef | None
+    file: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

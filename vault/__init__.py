@@ -35,7 +35,15 @@ from vault.note import (
     read_note,
 )
 from vault.reading import DailyNotes, ReadOptions, field_map
-from vault.scan import KnownStats, NoteFile, ScanResult, is_ignored_name, scan, stat_note
+from vault.scan import (
+    KnownStats,
+    NoteFile,
+    ScanResult,
+    is_attachment,
+    is_ignored_name,
+    scan,
+    stat_note,
+)
 
 __all__ = [
     "DATE_FIELDS",
@@ -68,6 +76,7 @@ __all__ = [
     "Unauthenticated",
     "UnknownTimezone",
     "field_map",
+    "is_attachment",
     "is_ignored_name",
     "note_lines",
     "parse_note",

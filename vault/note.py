@@ -46,9 +46,11 @@ _LIST_FIELDS = ("aliases", "tags", "entities", "derived_from", "exdates", "rdate
 _TEXT_FIELDS = (
     "type", "title", "relation", "fact_key", "timezone", "recurrence", "lifecycle", "state"
 )  # fmt: skip
-KNOWN_FIELDS = frozenset(
+_KNOWN = frozenset(
     ("id", "source_event", "weight", *DATE_FIELDS, *REFERENCE_FIELDS, *_LIST_FIELDS, *_TEXT_FIELDS)
 )
+# Every frontmatter field Almanac reads itself (`[fields]` may not map another name onto one).
+KNOWN_FIELDS = _KNOWN
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}\Z")
 _SNAKE = re.compile(r"[a-z][a-z0-9_]*\Z")
 _WIKI_WHOLE = re.compile(r"!?\[\[([^\[\]\n]+)\]\]\Z")
@@ -317,7 +319,7 @@ class _Builder:
         elif note_type == "claim":
             self._require(("subject",), refs)
         dates, written = self._dates(options)
-        extra = {k: plain_value(v) for k, v in self.fields.items() if k not in KNOWN_FIELDS}
+        extra = {k: plain_value(v) for k, v in self.fields.items() if k not in _KNOWN}
         return Note(
             path=self.path,
             slug=slug,

@@ -7,7 +7,15 @@ from dataclasses import dataclass, field
 
 from vault.issue import Issue
 
-__all__ = ["KnownStats", "NoteFile", "ScanResult", "is_ignored_name", "scan", "stat_note"]
+__all__ = [
+    "KnownStats",
+    "NoteFile",
+    "ScanResult",
+    "is_attachment",
+    "is_ignored_name",
+    "scan",
+    "stat_note",
+]
 
 Stat = tuple[int, int, int]  # (size, mtime_ns, inode)
 
@@ -31,11 +39,13 @@ class ScanResult:
         files: Every note file; with `known`, only those whose stat differs from it.
         issues: What was skipped and why.
         gone: With `known`, the known paths that are no longer notes.
+        attachments: Every other regular file (images, PDFs, ...): listed, never read.
     """
 
     files: tuple[NoteFile, ...]
     issues: tuple[Issue, ...]
     gone: tuple[str, ...] = ()
+    attachments: tuple[str, ...] = ()
 
 
 class KnownStats(MutableMapping[str, Stat]):
@@ -85,6 +95,7 @@ class _Walk:
     seen_dirs: set[tuple[int, int]]
     known: KnownStats
     gone: list[str] = field(default_factory=list)
+    attachments: list[str] = field(default_factory=list)  # in walk order
     visited: set[str] = field(default_factory=set)  # folder prefixes walked
 
 
@@ -128,7 +139,8 @@ def scan(
     if known:  # every known note of a folder not walked (gone, or no longer a folder)
         for prefix in known.folders.keys() - walk.visited:
             gone += [prefix + name for name in known.folders[prefix]]
-    return ScanResult(tuple(files), tuple(walk.issues), tuple(sorted(gone)))
+    attachments = sorted(walk.attachments) if ordered else walk.attachments
+    return ScanResult(tuple(files), tuple(walk.issues), tuple(sorted(gone)), tuple(attachments))
 
 
 def stat_note(root: str | os.PathLike[str], path: str) -> NoteFile | Issue | None:
@@ -150,10 +162,34 @@ def stat_note(root: str | os.PathLike[str], path: str) -> NoteFile | Issue | Non
     return _note_or_issue(top, fspath, path, st)
 
 
+def is_attachment(root: str | os.PathLike[str], path: str) -> bool:
+    """Whether a vault-relative path is an attachment now, as `scan` would list it: a regular
+    file (or a symlink to one inside the vault) that is not a note, outside hidden folders."""
+    parts = path.split("/")
+    if path.endswith(".md") or not _decodable(path):
+        return False
+    if any(is_ignored_name(p) or p in ("", "..") for p in parts):
+        return False
+    top = os.path.realpath(root)
+    fspath = os.path.join(top, *parts)
+    if os.path.realpath(os.path.dirname(fspath)) != os.path.dirname(fspath):
+        return False  # through a symlinked folder: scans name it by the link's path
+    try:
+        st = os.lstat(fspath)
+        if stat_module.S_ISLNK(st.st_mode):
+            real = os.path.realpath(fspath)
+            if not real.startswith(top + os.sep):
+                return False
+            st = os.stat(real)
+    except OSError:
+        return False
+    return stat_module.S_ISREG(st.st_mode)
+
+
 def _walk(walk: _Walk, folder: str, prefix: str) -> None:
     walk.visited.add(prefix)
     known = walk.known.folders.get(prefix, {})
-    files, issues = len(walk.files), len(walk.issues)
+    files, issues, attachments = len(walk.files), len(walk.issues), len(walk.attachments)
     folders: list[tuple[str, str, tuple[int, int]]] = []
     try:
         # Streamed, not listed: each entry (and its stat) is freed before the next is made,
@@ -162,7 +198,7 @@ def _walk(walk: _Walk, folder: str, prefix: str) -> None:
             links, kept, same = _entries(walk, entries, prefix, known, folders)
     except OSError as exc:
         # Unreadable, as a whole: what was seen of it before the error is dropped.
-        del walk.files[files:], walk.issues[issues:]
+        del walk.files[files:], walk.issues[issues:], walk.attachments[attachments:]
         walk.seen_dirs.difference_update(key for _, _, key in folders)
         walk.issues.append(Issue(prefix.rstrip("/") or ".", None, None, "unreadable", str(exc)))
         walk.gone += [prefix + name for name in known]
@@ -244,6 +280,8 @@ def _entries(
                 _keep(walk, found)
                 if isinstance(found, NoteFile):
                     kept.add(name)
+            elif entry.is_file(follow_symlinks=False):
+                walk.attachments.append(path)  # listed, never read
         except OSError as exc:
             issues.append(Issue(path, None, None, "unreadable", f"Cannot stat: {exc.strerror}"))
     return links, kept, same
@@ -274,6 +312,8 @@ def _follow_link(walk: _Walk, fspath: str, path: str) -> None:
         _walk(walk, real, path + "/")
     elif path.endswith(".md"):
         _keep(walk, _note_or_issue(top, real, path, st))
+    elif stat_module.S_ISREG(st.st_mode):
+        walk.attachments.append(path)
 
 
 def _keep(walk: _Walk, found: NoteFile | Issue | None) -> None:

@@ -57,7 +57,8 @@ class Watcher:
         self._inotify.close()
 
     def drain(self) -> set[str] | None:
-        """Vault-relative note paths changed since the last call; None: scan everything."""
+        """Vault-relative file paths (notes and attachments) changed since the last call; None:
+        scan everything."""
         if self.broken:
             return None
         changed: set[str] = set()
@@ -87,7 +88,7 @@ class Watcher:
             elif event.mask & (flags.CREATE | flags.MOVED_TO) and os.path.islink(fspath):
                 self.broken = True  # symlinks are followed by scans only
                 return None
-            elif event.name.endswith(".md"):
+            else:  # a note, or an attachment that links may resolve to
                 changed.add(folder + event.name)
         return None if rescan or self.broken else changed
 

@@ -152,11 +152,17 @@ class Link:
     line: int
     resolved: bool
     target: RecordRef | None
+    file: str | None = strawberry.field(
+        description=(
+            "Vault-relative path of an existing non-note file (an attachment) the link points to."
+        )
+    )
 
     @classmethod
     def from_domain(cls, link: temporal.LinkRef) -> Self:
         target = RecordRef.from_domain(link.target) if link.target else None
-        return cls(text=link.text, line=link.line, resolved=target is not None, target=target)
+        resolved = target is not None or link.file is not None
+        return cls(text=link.text, line=link.line, resolved=resolved, target=target, file=link.file)
 
 
 @strawberry.type

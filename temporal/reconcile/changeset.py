@@ -17,7 +17,7 @@ import hashlib
 import sqlite3
 from collections.abc import Iterable, Mapping
 
-from temporal.reconcile.intake import take
+from temporal.reconcile.intake import take, take_attachments
 from temporal.reconcile.plan import Plan
 from temporal.reconcile.resolution import run
 from temporal.reconcile.writes import write
@@ -38,6 +38,10 @@ class ChangeSet(Plan):
     def take(self, path: str, parsed: ParsedNote | None) -> None:
         """Take one changed file (None: gone) into the plan: what it says on its own."""
         take(self, path, parsed)
+
+    def take_attachments(self, added: Iterable[str], removed: Iterable[str]) -> None:
+        """Take the attachments that appeared and vanished, before any note is resolved."""
+        take_attachments(self, added, removed)
 
     def run(self) -> None:
         """Work out what the files taken affect: resolution, eligibility, digests."""

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
+from temporal.reconcile.attachments import attachment_keys
 from temporal.reconcile.dates import note_dates
 from temporal.reconcile.memory import NoteState
 from temporal.reconcile.names import normalize_name
@@ -12,7 +13,7 @@ from temporal.reconcile.plan import Plan
 from temporal.store import chunks, marks
 from vault import Note, ParsedNote
 
-__all__ = ["affected", "committed_seen", "take"]
+__all__ = ["affected", "committed_seen", "take", "take_attachments"]
 
 
 def take(plan: Plan, path: str, parsed: ParsedNote | None) -> None:
@@ -89,6 +90,20 @@ def take(plan: Plan, path: str, parsed: ParsedNote | None) -> None:
             plan.norm_keys |= norm
 
 
+def take_attachments(plan: Plan, added: Iterable[str], removed: Iterable[str]) -> None:
+    """Take the attachments that appeared and vanished (before any note is resolved): the notes
+    whose links may mean them are resolved again."""
+    for path in sorted(removed):
+        plan.attachments.remove(path)
+        plan.files_removed.append(path)
+        _file_changed(plan, path)
+    for path in sorted(added):
+        scope = plan.scope_of(path)
+        plan.attachments.add(path, scope)
+        plan.files_added.append((path, scope))
+        _file_changed(plan, path)
+
+
 def affected(plan: Plan) -> set[str]:
     """The notes the files taken affect: themselves, the notes whose targets match a name that
     appeared or vanished, and the notes sharing an id (or its case twin) with a changed one."""
@@ -106,6 +121,12 @@ def committed_seen(plan: Plan) -> dict[str, set[str]]:
     for note_id, revision in plan.conn.execute(sql, [ids]):
         found.setdefault(note_id, set()).add(revision)
     return found
+
+
+def _file_changed(plan: Plan, path: str) -> None:
+    # The notes whose link targets may mean it are resolved again (`affected`); a file nothing
+    # links to changes no record, so no snapshot (`resolve_links` sees to that).
+    plan.lower_keys.update(attachment_keys(path))
 
 
 def _targets_matching(plan: Plan, lower: set[str], norm: set[str]) -> set[str]:

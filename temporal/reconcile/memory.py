@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 import vault
+from temporal.reconcile.attachments import Attachments
 from temporal.reconcile.names import NameIndex, Resolution
 from vault import Issue
 
@@ -41,6 +42,7 @@ class NoteState:
     refs: tuple[tuple[str, int, str], ...]
     resolved: dict[tuple[str, int], Resolution] = field(default_factory=dict)
     ambiguous_links: tuple[tuple[int, str], ...] = ()
+    file_links: tuple[tuple[int, str], ...] = ()  # (ord, attachment path) of links to files
     dup: bool = False
     blocked: bool = False
     eligible: bool = False
@@ -60,6 +62,7 @@ class Memory:
     """The committed state a reconcile plans from (see the module docstring)."""
 
     names: NameIndex = field(default_factory=NameIndex)
+    attachments: Attachments = field(default_factory=Attachments)
     entries: dict[str, NoteState] = field(default_factory=dict)
     keys: vault.KnownStats = field(default_factory=vault.KnownStats)  # path -> stat key
     revisions: dict[str, str] = field(default_factory=dict)  # path -> SHA-256 last read
@@ -87,6 +90,8 @@ class Memory:
         for path, size, mtime_ns, ino, revision in conn.execute("SELECT * FROM files"):
             self.keys[path] = (size, mtime_ns, ino)
             self.revisions[path] = revision
+        for path, scope in conn.execute("SELECT path, scope FROM attachments"):
+            self.attachments.add(path, scope)
         # The normalised titles and aliases are stored: no need to normalise them again.
         norms: dict[str, list[str]] = {}
         for path, key in conn.execute("SELECT path, key FROM names"):
@@ -113,12 +118,15 @@ class Memory:
         known: dict[tuple[str, str | None], Resolution] = {}
         for path, fld, ord_, _kind, text, line, target, resolved_path, status in conn.execute(
             "SELECT path, field, ord, kind, text, line, target, resolved_path, status"
-            " FROM targets WHERE field <> 'link' OR status = 'ambiguous' ORDER BY path, field, ord"
+            " FROM targets WHERE field <> 'link' OR status IN ('ambiguous', 'file')"
+            " ORDER BY path, field, ord"
         ):
             state = self.entries[path]
             if fld == "link":
                 if status == "ambiguous":
                     state.ambiguous_links += ((line, text),)
+                else:
+                    state.file_links += ((ord_, resolved_path),)
                 continue
             refs.setdefault(path, []).append((fld, ord_, target))
             res = known.get((status, resolved_path))

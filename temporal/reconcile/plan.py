@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from temporal.calendar import DateValue
+from temporal.reconcile.attachments import Files
 from temporal.reconcile.memory import Guard, Memory, NoteState, Overlay
 from temporal.reconcile.names import Resolution
 from vault import Issue, Note, ParsedNote
@@ -18,8 +19,9 @@ __all__ = ["Plan", "Summary", "Target"]
 Target = tuple[str, int, str, str, str, int | None]
 # The end of a `targets` row: (key_lower, key_norm, resolved id, resolved path, status).
 RowEnd = tuple[str, str, str | None, str | None, str]
-# A target resolved with its row's end, or the paths of several files of its name.
-Found = tuple[Resolution, RowEnd] | list[str]
+# A target resolved with its row's end, or the paths of several files of its name, or the
+# attachments it may mean.
+Found = tuple[Resolution, RowEnd] | list[str] | Files
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +76,9 @@ class Plan:
         self.rows: dict[str, list[tuple[object, ...]]] = {}
         self.seen: list[tuple[str, str]] = []
         self.names = memory.names
+        self.attachments = memory.attachments  # changed in place, like the name index
+        self.files_added: list[tuple[str, str]] = []  # attachments (path, scope) to write
+        self.files_removed: list[str] = []
         # Targets repeat (hubs): resolve each (target, kind, scope) once per plan, after every
         # name of the change set is in the index.
         self.resolved: dict[tuple[str, str, str | None], Found] = {}
@@ -114,8 +119,9 @@ class Plan:
         """What this plan did, once written."""
         changes = self.changes
         parsed = sum(1 for c in changes.values() if c is not None)
+        files = {p for p, _ in self.files_added} | set(self.files_removed)
         return Summary(
-            tuple(sorted(changes)),
+            tuple(sorted(changes.keys() | files)),
             tuple(sorted(self.affected_ids)),
             tuple(sorted(set(self.rows) | set(changes))),
             parsed,

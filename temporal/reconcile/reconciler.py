@@ -182,6 +182,10 @@ class Reconciler:
             keys = self.memory.keys
             todo = [p for p, f in files.items() if keys.get(p) != (f.size, f.mtime_ns, f.ino)]
             todo.extend(result.gone)
+            listed = set(result.attachments)
+            known_files = self.memory.attachments
+            added = listed.difference(known_files)
+            removed = [p for p in known_files if p not in listed]
         else:
             files, scan_issues = {}, []
             for path in paths:
@@ -193,12 +197,17 @@ class Reconciler:
             # A watcher named these: hash them even when size and mtime look the same (a
             # same-size edit within one timestamp tick of a coarse-time file system).
             todo = [p for p in set(paths) if p in files or p in self.memory.keys]
+            known_files = self.memory.attachments
+            now = {p for p in set(paths) - files.keys() if vault.is_attachment(self.root, p)}
+            added = now.difference(known_files)
+            removed = [p for p in set(paths) if p in known_files and p not in now]
         todo.sort()
         # Each changed file goes into the plan as soon as it is parsed (`take`), while the worker
         # process parses on: that work shares the two cores too. The plan changes the name
         # index as it goes, so a failure on the way reloads memory (`reconcile`).
         self._planning = True
         plan = ChangeSet(self.memory, self.store.conn, self.config.scope_of, now_us)
+        plan.take_attachments(added, removed)
         new_stats: dict[str, tuple[int, int, int, str] | None] = {}
         unread: list[Issue] = []
         present = [files[p] for p in todo if p in files]
@@ -257,7 +266,8 @@ class Reconciler:
     ) -> ReconcileResult:
         changes = plan.changes
         scan_changed = self._scan_issues_changed(scan_issues, paths)
-        if not changes and not new_stats and not scan_changed:
+        files_changed = plan.files_added or plan.files_removed
+        if not changes and not new_stats and not scan_changed and not files_changed:
             return ReconcileResult(self.snapshot(), (), (), checked, read, 0, 0)
         done = self._write(plan, new_stats, scan_issues if scan_changed else None, paths)
         memory = self.memory
@@ -314,6 +324,10 @@ class Reconciler:
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
                 [(p, *s) for p, s in new_stats.items() if s is not None],
             )
+            conn.executemany(
+                "DELETE FROM attachments WHERE path = ?", [(p,) for p in plan.files_removed]
+            )
+            conn.executemany("INSERT INTO attachments VALUES (?, ?)", plan.files_added)
             scope_of = self.config.scope_of
             if scan_issues is not None:
                 if paths is None:
@@ -342,7 +356,7 @@ class Reconciler:
             )
             conn.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('digests', ?)",
-                (json.dumps({k: format(v, "x") for k, v in plan.digests.items()}),),
+                (json.dumps({k: format(v, "x") for k, v in sorted(plan.digests.items())}),),
             )
             self.on_step("before-commit")
         plan.commit()

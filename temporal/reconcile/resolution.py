@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 
+from temporal.reconcile.attachments import Files
 from temporal.reconcile.derived import chains
 from temporal.reconcile.intake import affected, committed_seen
 from temporal.reconcile.memory import Guard, NoteState
@@ -15,6 +16,7 @@ __all__ = ["resolve_links", "run"]
 
 _REQUIRED = {"relationship": ("from", "to"), "claim": ("subject",)}
 _MISSING = Resolution("missing")
+_FILE_LINKS = ("wiki", "embed")  # the links that may name an attachment
 
 
 def run(plan: Plan) -> None:
@@ -36,8 +38,20 @@ def resolve_links(plan: Plan) -> None:
             for (_f, _o, _k, text, _t, line), row in zip(links, rows, strict=True)
             if row[-1] == "ambiguous"
         )
+        files = tuple((int(str(r[2])), str(r[-2])) for r in rows if r[-1] == "file")
+        if files != state.file_links:
+            # The attachments a record's links reach are part of what it says: its digest
+            # contribution (worked out before its links were) changes, and it counts as changed.
+            before = _contribution(state)
+            state.file_links = files
+            if state.eligible:
+                plan.digests[state.scope] = (
+                    plan.digests.get(state.scope, 0) ^ before ^ _contribution(state)
+                )
+            plan.affected_ids.add(state.id)
         plan.rows[path] += rows
     plan.links = {}
+    plan.digests = {scope: value for scope, value in plan.digests.items() if value}
 
 
 def _guard_and_block(plan: Plan) -> None:
@@ -121,6 +135,8 @@ def _target_rows(
             found = cache[(target, kind, scope)] = _resolution(plan, target, kind, scope)
         if isinstance(found, list):  # several files of one name: the folder decides
             found = _with_row_end(plan, target, plan.names.in_folder(found, folder))
+        elif isinstance(found, Files):  # attachments: the folder, else the shortest path
+            found = _with_row_end(plan, target, plan.attachments.pick(found, folder))
         res, end = found
         if fld != "link":
             state.resolved[(fld, ord_)] = res
@@ -135,13 +151,20 @@ def _resolution(plan: Plan, target: str, kind: str, scope: str | None) -> Found:
     if scope is None:
         return _with_row_end(plan, target, _MISSING)
     found = plan.names.resolve(target, kind=kind, scope=scope)
-    return found if isinstance(found, list) else _with_row_end(plan, target, found)
+    if isinstance(found, list):
+        return found
+    if found.status == "missing" and kind in _FILE_LINKS:
+        # No note answers it: an attachment may (a link makes no edge to it).
+        files = plan.attachments.find(target, scope=scope)
+        if files is not None:
+            return files
+    return _with_row_end(plan, target, found)
 
 
 def _with_row_end(plan: Plan, target: str, res: Resolution) -> tuple[Resolution, RowEnd]:
     """A resolution and the end of its `targets` row: keys of the text, and what it found."""
     lower = unicodedata.normalize("NFC", target).lower()
-    resolved_id = plan.entries[res.path].id if res.path else None
+    resolved_id = plan.entries[res.path].id if res.path and res.status == "resolved" else None
     return res, (lower, normalize_name(target), resolved_id, res.path, res.status)
 
 
@@ -231,5 +254,8 @@ def _digest(plan: Plan) -> None:
 
 
 def _contribution(state: NoteState) -> int:
-    digest = hashlib.sha256(f"{state.id}\0{state.revision}".encode()).digest()
+    text = f"{state.id}\0{state.revision}"
+    if state.file_links:  # (a note without links to attachments keeps its former contribution)
+        text += "\0" + "\0".join(f"{ord_}:{path}" for ord_, path in state.file_links)
+    digest = hashlib.sha256(text.encode()).digest()
     return int.from_bytes(digest[:16], "big")

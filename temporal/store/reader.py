@@ -244,21 +244,20 @@ class Reader:
             return []
         paths = [r["path"] for r in rows]
         dates: dict[str, dict[str, DateValue]] = {p: {} for p in paths}
-        targets: dict[str, list[tuple[str, int, str, int | None, str | None]]] = {
-            p: [] for p in paths
-        }
+        targets: dict[str, list[_Target]] = {p: [] for p in paths}
         among = marks(paths)
         for path, fld, text, precision, start, end in self.run(
             f'SELECT path, field, text, precision, start, "end" FROM dates WHERE path IN ({among})',
             paths,
         ):
             dates[path][fld] = DateValue(text, DatePrecision(precision), start, end)
-        for path, fld, ord_, text, line, resolved in self.run(
-            f"SELECT path, field, ord, text, line, resolved FROM targets WHERE path IN ({among})"
-            " ORDER BY path, field, ord",
+        for path, fld, ord_, text, line, resolved, file in self.run(
+            "SELECT path, field, ord, text, line, resolved,"
+            " CASE status WHEN 'file' THEN resolved_path END"
+            f" FROM targets WHERE path IN ({among}) ORDER BY path, field, ord",
             paths,
         ):
-            targets[path].append((fld, ord_, text, line, resolved))
+            targets[path].append((fld, ord_, text, line, resolved, file))
         wanted = {t[4] for ts in targets.values() for t in ts if t[4]}
         scope_rows = {r["scope"] for r in rows}
         refs = self.refs(wanted, sorted(scope_rows))
@@ -278,10 +277,14 @@ class Reader:
         ]
 
 
+# A `targets` row as a record reads it: field, ord, text, line, resolved id, attachment path.
+_Target = tuple[str, int, str, int | None, str | None, str | None]
+
+
 def _record(
     row: sqlite3.Row,
     dates: Mapping[str, DateValue],
-    targets: list[tuple[str, int, str, int | None, str | None]],
+    targets: list[_Target],
     refs: Mapping[str, RecordRef],
     conflicts: tuple[RecordRef, ...],
     conflicted: bool,
@@ -290,10 +293,10 @@ def _record(
     derived: list[RecordRef] = []
     named: dict[str, RecordRef] = {}
     links: list[LinkRef] = []
-    for fld, _ord, text, line, resolved in targets:
+    for fld, _ord, text, line, resolved, file in targets:
         ref = refs.get(resolved) if resolved else None
         if fld == "link":
-            links.append(LinkRef(text, line or 0, ref))
+            links.append(LinkRef(text, line or 0, ref, file))
         elif ref is None:
             continue
         elif fld in ("entities", "derived_from"):

@@ -39,6 +39,7 @@ FINGERPRINT = "almanac-state-18"
 
 PROJECTION_TABLES = (
     "files",
+    "attachments",
     "notes",
     "dates",
     "spans",
@@ -149,6 +150,9 @@ CREATE TABLE dates (
 -- occurrences, each with its record's filters and clock inputs, so a time query reads this
 -- table alone.
 CREATE TABLE spans ({_SPAN}, PRIMARY KEY (path, idx)) WITHOUT ROWID;
+-- Every file of the vault that is not a note (listed, never read): what a wiki link or embed
+-- resolves to when no note answers it (`targets.status` 'file', `resolved_path` the file).
+CREATE TABLE attachments (path TEXT PRIMARY KEY, scope TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE targets ({_TARGET});
 -- Every edge of SPEC section 5, read off the resolved targets: a record's own fields and links
 -- (evidence: the record, located at the field's or link's line) and relationships (from -> to,

@@ -94,3 +94,45 @@ def test_check_names_the_field_written_and_the_field_it_is_read_as(
     assert issues[0]["message"].startswith("date (read as occurred_at): ")
     assert issues[1]["message"].startswith("created (read as recorded_at): ")
     assert "'2024-02-30' is not a date" in issues[2]["message"]
+
+
+LINKS = "query($id: ID!) { record(id: $id) { links { text line resolved target { id } file } } }"
+
+
+@pytest.mark.parametrize("watch", [True, False], ids=["watcher", "scan"])
+def test_embeds_of_attachments_resolve_to_their_files(tmp_path: Path, watch: bool) -> None:
+    root = tmp_path / "vault"
+    (root / "Attachments").mkdir(parents=True)
+    (root / "Attachments" / "lucide-send.svg").write_text("<svg/>")
+    (root / "Attachments" / "Engelbart.jpg").write_bytes(b"\xff\xd8\xff")
+    (root / "Doug.md").write_text("# Doug\n")
+    (root / "Page.md").write_text(
+        "# Page\n![[lucide-send.svg#icon]] [[Doug]]\n![[Engelbart.jpg\\|200]]\n![[later.pdf]]\n"
+    )
+    settings = Settings.build(vault=root, state=tmp_path / "s.db", watch=watch)
+    with TestClient(create_app(settings)) as client:
+        first = data(client, LINKS, id="Page")["record"]["links"]
+        (root / "later.pdf").write_bytes(b"%PDF")
+        added = data(client, LINKS, id="Page")["record"]["links"][-1]
+        (root / "later.pdf").unlink()
+        removed = data(client, LINKS, id="Page")["record"]["links"][-1]
+    assert first == [
+        {
+            "text": "![[lucide-send.svg#icon]]",
+            "line": 2,
+            "resolved": True,
+            "target": None,
+            "file": "Attachments/lucide-send.svg",
+        },
+        {"text": "[[Doug]]", "line": 2, "resolved": True, "target": {"id": "Doug"}, "file": None},
+        {
+            "text": "![[Engelbart.jpg\\|200]]",
+            "line": 3,
+            "resolved": True,
+            "target": None,
+            "file": "Attachments/Engelbart.jpg",
+        },
+        {"text": "![[later.pdf]]", "line": 4, "resolved": False, "target": None, "file": None},
+    ]
+    assert (added["resolved"], added["file"]) == (True, "later.pdf")
+    assert (removed["resolved"], removed["file"]) == (False, None)

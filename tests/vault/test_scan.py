@@ -431,3 +431,45 @@ def test_a_folder_failing_partway_through_its_listing_is_unreadable_as_a_whole(
     assert [f.path for f in result.files] == []
     assert ("d", "unreadable") in [(i.path, i.code) for i in result.issues]
     assert sorted(result.gone) == ["d/a.md", "d/b.md", "d/c.md"]
+
+
+def test_scan_lists_attachments_without_reading_them(vault_dir: Path, outside: Path) -> None:
+    for path in ("a.md", "img/logo.png", "img/sub/doc.pdf", ".obsidian/x.png", "img/.hidden.png"):
+        _write(vault_dir, path)
+    (vault_dir / "img" / "unreadable.png").write_bytes(b"png")
+    (vault_dir / "img" / "unreadable.png").chmod(0)
+    (vault_dir / "img" / "link.png").symlink_to(vault_dir / "img" / "logo.png")
+    (vault_dir / "img" / "away.png").symlink_to(outside / "secret.md")
+    os.mkfifo(vault_dir / "img" / "fifo.png")
+
+    result = scan(vault_dir)
+
+    assert [f.path for f in result.files] == ["a.md"]
+    assert result.attachments == (
+        "img/link.png",
+        "img/logo.png",
+        "img/sub/doc.pdf",
+        "img/unreadable.png",
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        pytest.param("img/logo.png", True, id="file"),
+        pytest.param("img/link.png", True, id="symlink-inside"),
+        pytest.param("img/away.png", False, id="symlink-outside"),
+        pytest.param("img/missing.png", False, id="missing"),
+        pytest.param("img", False, id="folder"),
+        pytest.param("a.md", False, id="note"),
+        pytest.param(".obsidian/x.png", False, id="hidden-folder"),
+        pytest.param("img/../img/logo.png", False, id="dot-dot"),
+    ],
+)
+def test_is_attachment(vault_dir: Path, outside: Path, path: str, expected: bool) -> None:
+    for name in ("a.md", "img/logo.png", ".obsidian/x.png"):
+        _write(vault_dir, name)
+    (vault_dir / "img" / "link.png").symlink_to(vault_dir / "img" / "logo.png")
+    (vault_dir / "img" / "away.png").symlink_to(outside / "secret.md")
+
+    assert vault.is_attachment(vault_dir, path) is expected
