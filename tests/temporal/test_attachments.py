@@ -125,8 +125,14 @@ STEPS = [
 ]
 
 
-@pytest.mark.parametrize("named", [False, True], ids=["full-scan", "watcher-paths"])
-def test_attachments_coming_and_going_match_a_clean_rebuild(tmp_path: Path, named: bool) -> None:
+@pytest.mark.parametrize(
+    ("named", "reload"),
+    [(False, False), (True, False), (False, True)],
+    ids=["full-scan", "watcher-paths", "memory-loaded-each-time"],
+)
+def test_attachments_coming_and_going_match_a_clean_rebuild(
+    tmp_path: Path, named: bool, reload: bool
+) -> None:
     root = tmp_path / "vault"
     notes = {
         "notes/one.md": "# One\n\n![[later.png|300]] and ![[renamed.png]]\n",
@@ -143,6 +149,8 @@ def test_attachments_coming_and_going_match_a_clean_rebuild(tmp_path: Path, name
         seen: list[tuple[object, ...]] = []
         for name, change, paths in STEPS:
             change(root)
+            if reload:  # what memory loads of links to files must match what a plan keeps
+                rec = temporal.Reconciler(store, root, CONFIG)
             result = rec.reconcile(now_us=NOW, paths=paths if named else None)
             assert result.changed, name
             assert dump(state) == _rebuilt(root, tmp_path, state), name
@@ -208,3 +216,17 @@ def test_an_attachment_change_changes_the_snapshot_only_through_a_link(
         after,
     )
     assert not unchanged.changed
+
+
+def test_a_reference_field_never_resolves_to_an_attachment(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, {"a.md": "---\nentities: ['[[x.png]]']\nowner: x.png\n---\n", "x.png": "png"})
+    store = temporal.Store.open(tmp_path / "s.db")
+    try:
+        temporal.Reconciler(store, root, CONFIG).reconcile(now_us=NOW)
+        rows = store.conn.execute("SELECT field, status FROM targets ORDER BY field").fetchall()
+        issues = store.conn.execute("SELECT field, code FROM issues ORDER BY field").fetchall()
+    finally:
+        store.close()
+    assert rows == [("entities", "missing"), ("owner", "missing")]
+    assert issues == [("entities", "dangling_reference"), ("owner", "dangling_reference")]

@@ -570,6 +570,8 @@ def test_a_bad_byte_is_named_by_its_offset_in_the_file(data: bytes, offset: int)
         pytest.param("---\na: 1\nb:\n  - x\n - y\n---\n", 5, "expected key", id="bad-dedent"),
         pytest.param("---\na: 1\nb: x: y\n---\n", 3, "mapping values", id="colon-in-value"),
         pytest.param("---\na: 1\nb: @x\n---\n", 3, "cannot start", id="reserved-char"),
+        pytest.param("---\na: 1\nb\n---\n", 3, "expected ':'", id="key-without-colon"),
+        pytest.param("---\na: 1\nb\n\n\n---\n", 3, "expected ':'", id="then-blank-lines"),
     ],
 )
 def test_a_yaml_error_is_reported_at_the_line_the_parser_names(
