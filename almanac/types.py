@@ -11,10 +11,10 @@ as the API does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
 
+from almanac.pages import Pages
 from api import Order
 from graph import Direction, LookupStatus
 from temporal import (
@@ -79,8 +79,6 @@ __all__ = [
     "TimelineResult",
     "ValidationIssue",
 ]
-
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,12 +161,14 @@ class RecordRef:
 
 @dataclass(frozen=True, slots=True)
 class Link:
-    """A link in a record's body, and the record it reaches (None when unresolved)."""
+    """A link in a record's body, and the record it reaches (None when unresolved), or the
+    attachment file it reaches (`file`)."""
 
     text: str
     line: int
     resolved: bool
     target: RecordRef | None
+    file: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,28 +220,8 @@ class Record:
     conflicted: bool
 
 
-class _Pages(Generic[_T]):
-    """A result read a page at a time: iterating it yields the items of every page."""
-
-    __slots__ = ()
-    page_info: PageInfo
-    _next: Callable[[str], _Pages[_T]] | None
-
-    def _items(self) -> tuple[_T, ...]:
-        raise NotImplementedError
-
-    def __iter__(self) -> Iterator[_T]:
-        page: _Pages[_T] = self
-        while True:
-            yield from page._items()
-            cursor = page.page_info.end_cursor
-            if not page.page_info.has_next_page or cursor is None or page._next is None:
-                return
-            page = page._next(cursor)
-
-
 @dataclass(frozen=True, slots=True)
-class RecordConnection(_Pages[Record]):
+class RecordConnection(Pages[Record]):
     """A page of the filtered inventory (`nodes`), its total; iterate for every record."""
 
     nodes: tuple[Record, ...]
@@ -333,7 +313,7 @@ class Retrieval:
 
 
 @dataclass(frozen=True, slots=True)
-class SearchConnection(_Pages[SearchHit]):
+class SearchConnection(Pages[SearchHit]):
     """A page of search hits, their total, how they were retrieved; iterate for every hit."""
 
     hits: tuple[SearchHit, ...]
@@ -385,7 +365,7 @@ class ClockCount:
 
 
 @dataclass(frozen=True, slots=True)
-class TimelineResult(_Pages[TimelineEntry]):
+class TimelineResult(Pages[TimelineEntry]):
     """A page of a timeline, chronicle day or range; iterate for every entry."""
 
     entries: tuple[TimelineEntry, ...]
@@ -412,7 +392,7 @@ class LastSeenResult:
 
 
 @dataclass(frozen=True, slots=True)
-class OccurrenceResult(_Pages[Occurrence]):
+class OccurrenceResult(Pages[Occurrence]):
     """A page of one record's occurrences in a range; iterate for every occurrence."""
 
     record: RecordRef | None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from vault.content import MAX_NOTE_BYTES, FileBytes, note_lines, read_bytes
 from vault.errors import (
     AlmanacError,
     AmbiguousTime,
@@ -24,14 +25,10 @@ from vault.links import Link, wiki_target
 from vault.note import (
     DATE_FIELDS,
     KNOWN_FIELDS,
-    MAX_NOTE_BYTES,
     REFERENCE_FIELDS,
-    FileBytes,
     Note,
     ParsedNote,
-    note_lines,
     parse_note,
-    read_bytes,
     read_note,
 )
 from vault.reading import DailyNotes, ReadOptions, field_map

@@ -22,8 +22,9 @@ import sys
 import threading
 from collections.abc import Callable, Generator, Mapping, Sequence
 
+from vault.content import read_bytes
 from vault.issue import Issue
-from vault.note import ParsedNote, parse_note, read_bytes
+from vault.note import ParsedNote, parse_note
 from vault.reading import ReadOptions
 from vault.scan import NoteFile
 

@@ -17,8 +17,8 @@ import os
 import stat as stat_module
 from dataclasses import dataclass
 
+from vault.content import FileBytes, note_lines, read_bytes
 from vault.issue import Issue
-from vault.note import FileBytes, note_lines, read_bytes
 from vault.scan import NoteFile, is_ignored_name
 
 __all__ = ["NoteText", "read_note_text"]

@@ -1,15 +1,18 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import stat as stat_module
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
+from vault.content import (
+    decode,
+    line_count,
+    read_bytes,
+)
 from vault.frontmatter import MAX_FRONTMATTER_BYTES, load_frontmatter, plain_value
 from vault.issue import Issue, reduce_by_fields
 from vault.links import Link, extract_links, first_heading, wiki_target
@@ -19,18 +22,13 @@ from vault.scan import NoteFile
 __all__ = [
     "DATE_FIELDS",
     "KNOWN_FIELDS",
-    "MAX_NOTE_BYTES",
     "REFERENCE_FIELDS",
-    "FileBytes",
     "Note",
     "ParsedNote",
-    "note_lines",
     "parse_note",
-    "read_bytes",
     "read_note",
 ]
 
-MAX_NOTE_BYTES = 1024 * 1024
 DATE_FIELDS = (
     "occurred_at",
     "ends_at",
@@ -59,22 +57,8 @@ _FRONTMATTER_END = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.M)
 _BAD_ID_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
 _LIFECYCLES = ("active", "superseded", "withdrawn")
 _STATES = ("open", "done", "cancelled")
-_READ_ATTEMPTS = 3
-# O_NONBLOCK: no effect on a regular file; a FIFO or device opens without waiting for a writer.
-_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
 _PLAIN = ReadOptions()
 _CONFLICT_COPY = re.compile(r"\.sync-conflict-[0-9]{8}-[0-9]{6}(?:-[A-Z0-9]+)?\Z")
-
-
-@dataclass(frozen=True, slots=True)
-class FileBytes:
-    """The bytes of a note file, read while its `stat` stayed the same."""
-
-    data: bytes
-    sha256: str
-    size: int
-    mtime_ns: int
-    ino: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,66 +125,6 @@ class ParsedNote:
     __reduce__ = reduce_by_fields
 
 
-def read_bytes(file: NoteFile, *, dir_fd: int | None = None) -> FileBytes | Issue:
-    """Read a note file's bytes, retrying while it changes under the read.
-
-    The file is opened without following a symlink and without waiting (a FIFO put in its
-    place since it was seen is refused, never read).
-
-    Args:
-        dir_fd: A folder descriptor `file.fspath` is relative to.
-
-    Returns:
-        The bytes, or an issue (`file_too_large`, `unreadable`, `unstable_file`,
-        `not_regular_file`).
-    """
-    if file.size > MAX_NOTE_BYTES:
-        return Issue(file.path, None, None, "file_too_large", _too_large(file.size))
-    for _ in range(_READ_ATTEMPTS):
-        try:
-            fd = os.open(file.fspath, _OPEN_FLAGS, dir_fd=dir_fd)
-        except OSError as exc:
-            return Issue(file.path, None, None, "unreadable", f"Cannot open: {exc.strerror}")
-        try:
-            before = os.fstat(fd)
-            if not stat_module.S_ISREG(before.st_mode):
-                message = "Not a regular file: skipped"
-                return Issue(file.path, None, None, "not_regular_file", message)
-            if before.st_size > MAX_NOTE_BYTES:
-                return Issue(file.path, None, None, "file_too_large", _too_large(before.st_size))
-            # One read of size + 1 bytes sees EOF for a file that stays put; more means it grew.
-            chunks = [os.read(fd, before.st_size + 1)]
-            while len(chunks[-1]) and len(chunks) < 3 and len(chunks[0]) > before.st_size:
-                chunks.append(os.read(fd, MAX_NOTE_BYTES + 1))
-            after = os.fstat(fd)
-        except OSError as exc:
-            return Issue(file.path, None, None, "unreadable", f"Cannot read: {exc.strerror}")
-        finally:
-            os.close(fd)
-        data = b"".join(chunks)
-        stable = (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)
-        if stable and len(data) == after.st_size:
-            digest = hashlib.sha256(data).hexdigest()
-            return FileBytes(data, digest, after.st_size, after.st_mtime_ns, after.st_ino)
-    return Issue(file.path, None, None, "unstable_file", "File kept changing while being read")
-
-
-def note_lines(data: bytes) -> tuple[str, ...]:
-    """A note file's lines as locators number them (line 1 first, frontmatter included), each
-    without its line ending (LF, CRLF or CR): as many as a locator's `endLine`.
-
-    Bytes that are not UTF-8 read as U+FFFD, so a file that makes no record can still be shown.
-    """
-    text, _ = _decode(data)
-    if text is None:
-        text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()  # the ending of the last line starts no line of its own
-    assert len(lines) == _line_count(text)
-    return tuple(lines)
-
-
 def read_note(
     file: NoteFile,
     *,
@@ -242,7 +166,7 @@ def parse_note(
     if type_aliases is not None:
         options = ReadOptions(type_aliases, options.fields, options.daily_notes)
     revision = revision or hashlib.sha256(data).hexdigest()
-    text, problem, bad_line = _decode(data)
+    text, problem, bad_line = decode(data)
     if text is None:
         issue = Issue(path, bad_line, None, "not_utf8", problem)
         return ParsedNote(path, revision, None, (issue,))
@@ -325,7 +249,7 @@ class _Builder:
             slug=slug,
             id=note_id,
             revision=self.revision,
-            line_count=_line_count(self.text),
+            line_count=line_count(self.text),
             type=note_type,
             title=title,
             body=self.body,
@@ -478,31 +402,6 @@ class _Builder:
         self.issues.append(Issue(self.path, line, name, code, message, rid))
 
 
-def _decode(data: bytes) -> tuple[str | None, str, int | None]:
-    """The text of a note's bytes, or None with the reason and the line of the first bad byte."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None, "File is UTF-16; notes must be UTF-8", 1
-    if b"\x00" in data:
-        at = data.index(b"\x00")
-        return None, "File contains NUL bytes; notes must be UTF-8 text", _line_at(data, at)
-    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0  # (the C decoder; "utf-8-sig" is Python)
-    try:
-        text = data[bom:].decode("utf-8") if bom else data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        at = exc.start + bom
-        line = _line_at(data, at)
-        return None, f"File is not valid UTF-8 (line {line}, byte {at})", line
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text, "", None
-
-
-def _line_at(data: bytes, offset: int) -> int:
-    """The 1-based line of a byte offset, counting lines as a decoded note does (CR LF, CR, LF)."""
-    head = data[:offset]
-    return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
-
-
 def _split(text: str) -> tuple[str, str | None, str, int]:
     """(`none`|`closed`|`unclosed`, frontmatter text, body, 1-based line of the body)."""
     first, _, rest = text.partition("\n")
@@ -517,16 +416,6 @@ def _split(text: str) -> tuple[str, str | None, str, int]:
     return "closed", fm_text, body, body_line
 
 
-def _line_count(text: str) -> int:
-    if not text:
-        return 1
-    return text.count("\n") + (0 if text.endswith("\n") else 1)
-
-
 def _strip_wiki(value: str) -> str:
     match = _WIKI_WHOLE.match(value.strip())
     return wiki_target(match.group(1)) if match else value.strip()
-
-
-def _too_large(size: int) -> str:
-    return f"File is {size} bytes; notes over {MAX_NOTE_BYTES} bytes are not read"

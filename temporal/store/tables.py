@@ -35,7 +35,7 @@ _DAY_US = 86_400_000_000
 # Widths of the span tiers (see temporal/reconcile/spans.py); the last is unbounded.
 TIER_WIDTHS: tuple[int | None, ...] = (_DAY_US, 32 * _DAY_US, 367 * _DAY_US, None)
 
-FINGERPRINT = "almanac-state-18"
+FINGERPRINT = "almanac-state-19"
 
 PROJECTION_TABLES = (
     "files",
