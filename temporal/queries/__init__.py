@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from temporal.queries.commits import Commit, ScopeChanges, commits, issue_digests, latest_commit
 from temporal.queries.connections import (
     EdgeRow,
     NodeRow,
@@ -49,6 +50,7 @@ from temporal.queries.timeline import (
 )
 
 __all__ = [
+    "Commit",
     "MAX_VARIANTS",
     "MAX_VARIANT_CHARS",
     "EdgeRow",
@@ -62,6 +64,7 @@ __all__ = [
     "Retrieval",
     "RetrievalReason",
     "Scan",
+    "ScopeChanges",
     "SearchHit",
     "SearchPage",
     "SearchStrategy",
@@ -72,13 +75,16 @@ __all__ = [
     "TimelineQuery",
     "chronicle_day",
     "chronicle_since",
+    "commits",
     "declared_names",
     "edge_rows",
     "entity_paths",
     "entity_rows",
     "first_standing",
     "generation",
+    "issue_digests",
     "last_seen",
+    "latest_commit",
     "listing",
     "node_rows",
     "occurrences",

@@ -67,6 +67,9 @@ class Plan:
         # from the reconciler's memory (100,000 notes) instead of copying it.
         self.entries: Overlay[str, NoteState] = Overlay(memory.entries)
         self.digests = dict(memory.digests)
+        # (scope, id) of the records whose part of the digests changed: added, removed or with
+        # other bytes; what a commit tells subscribers.
+        self.changed_records: set[tuple[str, str]] = set()
         self.guards: Overlay[str, Guard] = Overlay(memory.guards)  # a changed guard is new
         self.referrers: Overlay[str, set[str]] = Overlay(memory.referrers)  # see referrers_of
         self.affected: set[str] = set()

@@ -18,6 +18,7 @@ import gc
 import hashlib
 import json
 import os
+import sqlite3
 from collections.abc import Callable, Collection, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -26,7 +27,7 @@ import vault
 from temporal.reconcile.changeset import ChangeSet, snapshot_id
 from temporal.reconcile.memory import Memory
 from temporal.reconcile.plan import Summary
-from temporal.store import PROJECTION_TABLES, Store
+from temporal.store import COMMIT_IDS, COMMITS_KEPT, PROJECTION_TABLES, Store
 from vault import IndexUnavailable, Issue, NoteFile
 from vault.batch import Outcome, read_and_parse, read_in_workers
 
@@ -358,6 +359,7 @@ class Reconciler:
                 "INSERT OR REPLACE INTO meta VALUES ('digests', ?)",
                 (json.dumps({k: format(v, "x") for k, v in sorted(plan.digests.items())}),),
             )
+            _log_commit(conn, plan)
             self.on_step("before-commit")
         plan.commit()
         if scan_issues is not None:
@@ -369,6 +371,28 @@ class Reconciler:
                     i for i in self.memory.scan_issues if i.path not in chosen
                 ] + scan_issues
         return done
+
+
+def _log_commit(conn: sqlite3.Connection, plan: ChangeSet) -> None:
+    """Keep what this commit changed under `commit:<generation>` in `meta` (the last
+    `COMMITS_KEPT`): its instant, the digests it leaves and, per scope, how many records it
+    changed and the first `COMMIT_IDS` of their ids. Every process that follows the state file
+    (a server's subscriptions, in each of its workers) reads its commits from there."""
+    generation = int(conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+    by_scope: dict[str, list[str]] = {}
+    for scope, record_id in plan.changed_records:
+        by_scope.setdefault(scope, []).append(record_id)
+    entry = {
+        "at": plan.now_us,
+        "digests": {k: format(v, "x") for k, v in plan.digests.items()},
+        "changes": {
+            scope: [len(ids), sorted(ids)[:COMMIT_IDS]] for scope, ids in sorted(by_scope.items())
+        },
+    }
+    conn.execute(
+        "INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"commit:{generation}", json.dumps(entry))
+    )
+    conn.execute("DELETE FROM meta WHERE key = ?", (f"commit:{generation - COMMITS_KEPT}",))
 
 
 class _OtherWriter(Exception):

@@ -243,13 +243,20 @@ def _eligible(
 def _digest(plan: Plan) -> None:
     touched = {p for p, _ in plan.undo} | plan.derived
     digests = plan.digests
+    changed = plan.changed_records
     for path in touched:
         old = plan.memory.entries.get(path)
-        if old is not None and old.eligible:
-            digests[old.scope] = digests.get(old.scope, 0) ^ _contribution(old)
         new = plan.entries.get(path)
-        if new is not None and new.eligible:
+        before = (old.scope, old.id, old.revision) if old is not None and old.eligible else None
+        after = (new.scope, new.id, new.revision) if new is not None and new.eligible else None
+        if before == after:
+            continue
+        if old is not None and before is not None:
+            digests[old.scope] = digests.get(old.scope, 0) ^ _contribution(old)
+            changed.add(before[:2])
+        if new is not None and after is not None:
             digests[new.scope] = digests.get(new.scope, 0) ^ _contribution(new)
+            changed.add(after[:2])
     plan.digests = {scope: value for scope, value in digests.items() if value}
 
 

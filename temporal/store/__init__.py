@@ -8,6 +8,8 @@ from temporal.store.reader import Count, Reader, RecordFilter, StatusCounts
 from temporal.store.sql import chunks, marks, run
 from temporal.store.tables import (
     ASSOCIATE,
+    COMMIT_IDS,
+    COMMITS_KEPT,
     FINGERPRINT,
     INSERT_NOTE,
     NOTE_COLUMNS,
@@ -25,6 +27,8 @@ from temporal.store.tables import (
 
 __all__ = [
     "ASSOCIATE",
+    "COMMITS_KEPT",
+    "COMMIT_IDS",
     "FINGERPRINT",
     "INSERT_NOTE",
     "NOTE_COLUMNS",

@@ -36,6 +36,10 @@ _DAY_US = 86_400_000_000
 TIER_WIDTHS: tuple[int | None, ...] = (_DAY_US, 32 * _DAY_US, 367 * _DAY_US, None)
 
 FINGERPRINT = "almanac-state-19"
+# Each commit leaves a `commit:<generation>` row in `meta` (temporal/reconcile/reconciler.py):
+# the last COMMITS_KEPT are kept, each with at most COMMIT_IDS changed ids per scope.
+COMMITS_KEPT = 64
+COMMIT_IDS = 100
 
 PROJECTION_TABLES = (
     "files",
