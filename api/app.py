@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 from collections.abc import AsyncIterator
@@ -8,33 +9,54 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import Mount, Route, WebSocketRoute, request_response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.context import AlmanacGraphQL, is_loopback, scopes_for_token
+from api.context import is_loopback, scopes_for_token
 from api.errors import PayloadTooLarge, UnsupportedMediaType, error_response
 from api.explorer import GraphQLDoor, Pages
+from api.live import Feed
+from api.metrics import Metrics, RequestLog
+from api.polling import Answers
 from api.schema import build_schema
 from api.services import Services, now_us
 from api.settings import Limits, Settings
+from api.view import ABORT, AlmanacGraphQL
 from vault import AlmanacError, Forbidden, InvalidInput
 
 __all__ = ["app_from_env", "check_body", "create_app"]
 
+_FOLLOW_SECONDS = 0.25  # how often subscriptions look for changes, the vault watched
+_SCAN_SECONDS = 1.0  # the same when every look scans the vault
 
-def create_app(settings: Settings, *, graph: bool = True) -> Starlette:
-    """The Starlette app: the explorer page at `/`, GraphQL (and GraphiQL) at `/graphql`,
-    `/static/...` (the pages' files), `/healthz`.
+
+def create_app(settings: Settings, *, graph: bool = True, log_json: bool = False) -> Starlette:
+    """The Starlette app: the explorer page at `/`, GraphQL (and GraphiQL) at `/graphql`
+    (WebSocket subscriptions too), `/static/...` (the pages' files), `/metrics`, `/healthz`.
 
     The store is opened and reconciled before the first request; with `graph`, the graph
-    projection is built then too, else on the first request that traverses.
+    projection is built then too, else on the first request that traverses. With `log_json`,
+    one JSON line per request on the `almanac.requests` logger.
     """
     services = Services.open(settings, now_us=now_us(), graph=graph)
     schema = build_schema(settings.limits, introspection=settings.introspection)
-    # The GraphiQL page is served by `Pages` (from the package, not strawberry's CDN links).
-    graphql = AlmanacGraphQL(schema, services=services, graphql_ide=None)
+    feed = Feed(
+        services,
+        interval=_FOLLOW_SECONDS if services.watch_mode == "inotify" else _SCAN_SECONDS,
+        queue_size=settings.limits.send_queue,
+    )
+    schema_id = hashlib.sha256(schema.as_str().encode()).hexdigest()[:16]
+    graphql = AlmanacGraphQL(
+        schema,
+        services=services,
+        graphql_ide=None,  # GraphiQL is served by `Pages`, from the package
+        feed=feed,
+        answers=Answers(schema_id=schema_id, max_bytes=settings.limits.cache_bytes),
+    )
+    metrics = Metrics(services, feed)
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -46,30 +68,40 @@ def create_app(settings: Settings, *, graph: bool = True) -> Starlette:
         _same_site(headers)
 
     pages = Pages(page_check)
-    endpoint = Guard(graphql, services, settings.limits)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        feed.start()
         try:
             yield
         finally:
+            await feed.stop()
             schema.workers.shutdown(wait=True)  # no operation runs on past the store
             services.close()
 
+    guard = Guard(graphql, services, settings.limits)
     app = Starlette(
         routes=[
             Route("/", pages, methods=["GET"]),
             Route(
                 "/graphql",
-                GraphQLDoor(endpoint, pages if settings.graphiql else None),
+                GraphQLDoor(guard, pages if settings.graphiql else None),
                 methods=["GET", "POST"],
             ),
             Mount("/static", pages),
+            WebSocketRoute("/graphql", guard),
+            Route("/metrics", Guard(request_response(metrics.endpoint), services, settings.limits)),
             Route("/healthz", healthz),
+        ],
+        middleware=[
+            Middleware(_Abortable),
+            Middleware(RequestLog, metrics=metrics, json_lines=log_json),
         ],
         lifespan=lifespan,
     )
     app.state.services = services
+    app.state.feed = feed
+    app.state.metrics = metrics
     return app
 
 
@@ -87,6 +119,14 @@ class Guard:
         self.limits = limits
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            try:
+                self._admit_socket(scope)
+            except AlmanacError:
+                await send({"type": "websocket.close", "code": 1008})  # refused: HTTP 403
+                return
+            await self.app(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -96,6 +136,22 @@ class Guard:
             await error_response(error)(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+    def _admit_socket(self, scope: Scope) -> None:
+        """A WebSocket upgrade passes the host, origin and loopback rules of HTTP; a token in
+        its `Authorization` header must be valid (one may come in `connection_init` instead).
+
+        Raises:
+            AlmanacError: the first check it fails (the handshake is answered 403).
+        """
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        client = scope.get("client")
+        if not self.services.settings.tokens and not _loopback_host(headers, client):
+            raise Forbidden("Without configured tokens only loopback host names are answered")
+        _same_site(headers)
+        authorization = headers.get("authorization")
+        if authorization is not None or not self.services.settings.tokens:
+            scopes_for_token(self.services, authorization, client[0] if client else None)
 
     async def _admit(self, scope: Scope, receive: Receive) -> Receive:
         """The request's `receive` once it passes every check (a POST's body read and checked,
@@ -147,6 +203,23 @@ def check_body(body: bytes, limits: Limits) -> None:
     if len(body) > limits.max_body_bytes:
         raise PayloadTooLarge(f"Request body larger than {limits.max_body_bytes} bytes")
     _check_json(body, limits.max_json_depth)
+
+
+class _Abortable:
+    """Outermost: a WebSocket's scope gets the call that aborts its connection (`ABORT`), when
+    the server's `send` reveals its transport (uvicorn's does); a client that stops reading is
+    dropped through it, without a close handshake it would never read."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            transport = getattr(getattr(send, "__self__", None), "transport", None)
+            abort = getattr(transport, "abort", None)
+            if callable(abort):
+                scope[ABORT] = abort
+        await self.app(scope, receive, send)
 
 
 def _loopback_host(headers: dict[str, str], client: tuple[str, int] | None) -> bool:

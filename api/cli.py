@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -50,6 +51,12 @@ def _parser() -> argparse.ArgumentParser:
         " vault is on a network or FUSE mount (auto, the default)",
     )
     serve.add_argument("--no-watch", action="store_true", help="the same as --watch off")
+    serve.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="text: uvicorn's access log; json: one JSON line per request on stderr",
+    )
     serve.set_defaults(run=_serve)
 
     reconcile = commands.add_parser("reconcile", help="bring the state database up to date")
@@ -86,7 +93,15 @@ def _serve(args: argparse.Namespace) -> int:
     settings = _settings(args, watch="off" if args.no_watch else args.watch)
     if not settings.tokens and not is_loopback(args.host):
         raise StartupError("Without configured tokens Almanac serves on loopback only")
-    app = create_app(settings)
+    log_json = args.log_format == "json"
+    if log_json:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        requests = logging.getLogger("almanac.requests")
+        requests.addHandler(handler)
+        requests.setLevel(logging.INFO)
+        requests.propagate = False
+    app = create_app(settings, log_json=log_json)
     services = app.state.services
     if services.watch_mode == "inotify":
         print(f"Watching {settings.vault} for changes (inotify)", file=sys.stderr)
@@ -96,7 +111,15 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"State database: {settings.db_path}", file=sys.stderr)
     base = f"http://{args.host}:{args.port}"
     print(f"Serving {settings.vault}: open {base}/ (GraphQL at {base}/graphql)", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="info",
+        access_log=not log_json,  # the JSON lines say it all
+        ws="websockets-sansio",
+        ws_max_size=settings.limits.max_body_bytes,  # a client's message, as a request body
+    )
     return 0
 
 

@@ -4,27 +4,20 @@ import contextlib
 import hashlib
 import hmac
 import ipaddress
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import strawberry
-from cross_web import HTTPException
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.types import Receive, Scope, Send
-from starlette.websockets import WebSocket
-from strawberry.asgi import GraphQL
 
 import graph
 import temporal
-from api.errors import error_response, http_refusal
-from api.services import Services, now_us
+from api.live import Feed
+from api.services import Services
 from api.types.common import Coverage, Freshness, ResultMeta
-from vault import AlmanacError, Forbidden, IndexUnavailable, Unauthenticated
+from vault import Forbidden, IndexUnavailable, InvalidInput, Unauthenticated
 
 __all__ = [
-    "AlmanacGraphQL",
+    "CONTEXT",
     "Context",
     "Info",
     "is_loopback",
@@ -32,7 +25,8 @@ __all__ = [
     "scopes_for_token",
 ]
 
-_CONTEXT = "almanac.context"  # where a request's scope keeps its `Context`, closed with it
+CONTEXT = "almanac.context"  # where a request's scope keeps its `Context`, closed with it
+_MINUTE_US = 60_000_000
 
 
 @dataclass(slots=True)
@@ -44,9 +38,28 @@ class Context:
     now_us: int
     deadline: float | None = None
     degraded: tuple[str, ...] = ()
+    feed: Feed | None = None
+    # A WebSocket connection's context: serves subscriptions only (a query or mutation would
+    # hold one read transaction for the connection's life); `drop` aborts the connection.
+    live: bool = False
+    drop: Callable[[], None] | None = None
+    connection_params: dict[str, object] | None = None  # set by strawberry at connection_init
+    authorization: str | None = None  # the upgrade's `Authorization` header
+    client: str | None = None  # the WebSocket client's address
+    operation: str = "none"  # the bounded label of the operation (metrics and logs)
+    errors: bool = False  # whether the answer has errors (then it is not kept)
+    seen: str | None = None  # the snapshot id the request last read (for its log line)
+    cache: str = "none"  # a GET's answer: "hit" (kept, or the client's 304), "miss", or none
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     _reader: temporal.Reader | None = None
     _view: graph.ProjectionView | None = None
+
+    @property
+    def clock_us(self) -> int:
+        """The instant clocks are read at without `asOf`: the start of the request's minute.
+        Clocks tick once a minute, so an answer that reads them is the same all minute long
+        (its ETag and cached copy last that minute); local midnights are whole minutes."""
+        return self.now_us - self.now_us % _MINUTE_US
 
     def reader(self) -> temporal.Reader:
         """The request's read transaction, opened on first use."""
@@ -73,6 +86,8 @@ class Context:
     def _open(self) -> None:
         """Open the read transaction and pick the graph view of the generation it reads."""
         services = self.services
+        if self.live:
+            raise InvalidInput("Over WebSocket only subscriptions are served; query over HTTP")
         if not services.keeps_graph:
             self._reader = self._stack.enter_context(services.store.read(deadline=self.deadline))
             return
@@ -130,7 +145,8 @@ class Context:
     def snapshot(self, scopes: Sequence[str]) -> str:
         """The snapshot id of `scopes` as read by this request."""
         reader = self.reader()
-        return temporal.snapshot_id(reader.digests(), scopes, reader.fingerprint)
+        self.seen = temporal.snapshot_id(reader.digests(), scopes, reader.fingerprint)
+        return self.seen
 
     def close(self) -> None:
         """End the read transaction."""
@@ -147,52 +163,6 @@ def readable_scopes(services: Services, granted: tuple[str, ...] | None) -> list
     if granted is None:
         return services.settings.config.all_scopes()
     return sorted(set(granted))
-
-
-class AlmanacGraphQL(GraphQL[Context, None]):
-    """strawberry's ASGI app with Almanac's request context."""
-
-    def __init__(
-        self, schema: strawberry.Schema, *, services: Services, graphql_ide: str | None
-    ) -> None:
-        super().__init__(
-            schema,
-            graphql_ide=graphql_ide,  # type: ignore[arg-type]
-            allow_queries_via_get=True,
-            multipart_uploads_enabled=False,
-        )
-        self.services = services
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await super().__call__(scope, receive, send)
-            return
-        try:
-            response = await self.run(Request(scope=scope, receive=receive))
-        except HTTPException as exc:  # strawberry's own refusals, rendered as every error is
-            response = error_response(http_refusal(exc.status_code, exc.reason))
-        finally:
-            # The request's context (made by `get_context`, if it got that far) ends with it:
-            # its read transaction is closed here, whatever the operation did.
-            context = scope.get(_CONTEXT)
-            if context is not None:
-                context.close()
-        await response(scope, receive, send)
-
-    async def get_context(
-        self, request: Request | WebSocket, response: Response | WebSocket
-    ) -> Context:
-        services = self.services
-        stamp = now_us()
-        deadline = time.monotonic() + services.settings.limits.request_seconds
-        context = Context(services, request.scope.get("almanac.scopes"), stamp, deadline=deadline)
-        request.scope[_CONTEXT] = context
-        try:
-            await services.ensure_fresh(now_us=stamp)
-        except AlmanacError:
-            # The last committed snapshot is still consistent: answer from it, and say so.
-            context.degraded = ("index_stale",)
-        return context
 
 
 def scopes_for_token(

@@ -52,7 +52,14 @@ from api.errors import copy_error
 from api.settings import Limits
 from vault import QueryTooComplex
 
-__all__ = ["DOCUMENTS_KEPT", "KEPT_TEXT_CHARS", "Cost", "Documents", "measure"]
+__all__ = [
+    "DOCUMENTS_KEPT",
+    "KEPT_TEXT_CHARS",
+    "Cost",
+    "Documents",
+    "measure",
+    "operation_label",
+]
 
 DOCUMENTS_KEPT = 256
 KEPT_TEXT_CHARS = 16 * 1024  # longer documents are prepared every time, never kept
@@ -242,6 +249,44 @@ def _too_complex(cost: Cost, limits: Limits) -> QueryTooComplex | None:
     return None
 
 
+def operation_label(
+    schema: GraphQLSchema, document: DocumentNode | None, operation_name: str | None
+) -> str:
+    """A bounded label of what a document asks (metrics and logs): the root field of the
+    schema it selects, `multiple`, `introspection`, or `invalid` for a refused document. Never
+    a name the client chose."""
+    if document is None:
+        return "invalid"
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    chosen = [
+        o
+        for o in operations
+        if operation_name is None or (o.name and o.name.value == operation_name)
+    ]
+    if len(chosen) != 1:
+        return "invalid"
+    operation = chosen[0]
+    root = {
+        "query": schema.query_type,
+        "subscription": schema.subscription_type,
+        "mutation": schema.mutation_type,
+    }[operation.operation.value]
+    fields = root.fields if root is not None else {}
+    names: set[str] = set()
+    for selection in operation.selection_set.selections:
+        if isinstance(selection, FieldNode):
+            names.add(selection.name.value)
+        else:
+            names.add("multiple")  # fragments at the root: not worth a walk for a label
+    if names <= {"__schema", "__type", "__typename"}:
+        return "introspection"
+    names -= {"__typename"}
+    if len(names) == 1:
+        (name,) = names
+        return name if name in fields else "invalid"
+    return "multiple"
+
+
 _NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]*")
 _STAND_IN = parse("{ __typename }")
 
@@ -273,4 +318,9 @@ class _DocumentExtension(SchemaExtension):
             else:
                 context.graphql_document = prepared.document
             context.pre_execution_errors = list(prepared.errors)  # [] skips strawberry's rules
+            owner = context.context
+            if hasattr(owner, "operation"):
+                owner.operation = operation_label(
+                    context.schema._schema, prepared.document, context.operation_name
+                )
         yield

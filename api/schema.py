@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -13,9 +14,9 @@ from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, ExecutionResult
 
 from api.documents import Documents
-from api.errors import ErrorCodes
+from api.errors import ErrorCodes, render
 from api.execution import Executor
-from api.resolvers import records as resolvers, time
+from api.resolvers import live, records as resolvers, time
 from api.resolvers.excerpt import excerpt
 from api.resolvers.graph import graph_query, paths as graph_paths
 from api.resolvers.search import search
@@ -26,7 +27,7 @@ from api.types.records import LookupResult, Record, RecordConnection, Status
 from api.types.search import SearchConnection
 from api.types.time import LastSeenResult, OccurrenceResult, TimelineResult
 
-__all__ = ["Query", "Schema", "build_schema"]
+__all__ = ["Query", "Schema", "Subscription", "build_schema"]
 
 
 @strawberry.type
@@ -92,6 +93,18 @@ class Query:
     )
 
 
+@strawberry.type
+class Subscription:
+    snapshots = strawberry.subscription(
+        resolver=live.snapshots,
+        description=(
+            "One event per committed change of eligible content in the readable scopes."
+            " The first event,\nsent at once, is the current snapshot (previous null,"
+            " changedCount 0)."
+        ),
+    )
+
+
 class Schema(strawberry.Schema):
     """strawberry's schema, whose asynchronous `execute` (what the ASGI app awaits) runs the
     whole operation, parse, validation and execution, in a bounded pool of worker threads.
@@ -111,12 +124,25 @@ class Schema(strawberry.Schema):
         run = functools.partial(self.execute_sync, *args, **kwargs)
         return await asyncio.get_running_loop().run_in_executor(self.workers, run)
 
+    async def stream(self, *args: Any, **kwargs: Any) -> Any:  # Any: strawberry's StreamResult
+        """strawberry's stream (WebSocket operations), each result's errors rendered with their
+        codes as over HTTP (`ErrorCodes` sees only the end of the operation)."""
+        return _rendered(await super().stream(*args, **kwargs))
+
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
         """Log nothing here: the client's errors are the client's (strawberry would log each
         with its source excerpt, ~1 ms apiece, 100 ms for a document of 100 invalid
         directives), and `api.errors.render` logs every unexpected one with its traceback."""
+
+
+async def _rendered(source: AsyncGenerator[Any, None]) -> AsyncGenerator[Any, None]:
+    async with contextlib.aclosing(source):
+        async for result in source:
+            if isinstance(result, ExecutionResult) and result.errors:
+                result.errors = [render(error) for error in result.errors]
+            yield result
 
 
 def build_schema(limits: Limits | None = None, *, introspection: bool = True) -> Schema:
@@ -130,6 +156,7 @@ def build_schema(limits: Limits | None = None, *, introspection: bool = True) ->
     extensions.append(documents.extension)
     return Schema(
         query=Query,
+        subscription=Subscription,
         workers=limits.workers,
         extensions=extensions,
         config=StrawberryConfig(disable_field_suggestions=not introspection),

@@ -76,6 +76,9 @@ class Services:
         self._views: dict[str, ProjectionView] = {}
         self._published = threading.Condition()
         self._applying = False
+        # Called (from the reconcile's thread) after each reconcile with its result (None when
+        # it failed) and its duration in seconds: metrics, and subscriptions woken by a commit.
+        self.reconcile_listeners: list[Callable[[ReconcileResult | None, float], None]] = []
 
     @classmethod
     def open(
@@ -124,6 +127,8 @@ class Services:
         with self._thread_lock:
             self.reconciles += 1
             self._set_applying(True)
+            began = time.monotonic()
+            result: ReconcileResult | None = None
             try:
                 try:
                     paths = self._take_changes()
@@ -144,6 +149,8 @@ class Services:
                 return result
             finally:
                 self._set_applying(False)
+                for listener in list(self.reconcile_listeners):
+                    listener(result, time.monotonic() - began)
 
     def view_for(self, generation: str, *, deadline: float | None) -> ProjectionView | None:
         """The graph view published for `generation`, waiting while a reconcile publishes it.

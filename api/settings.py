@@ -32,6 +32,11 @@ class Limits:
     max_fields: int = 1000  # fields a document selects, fragments expanded
     request_seconds: float = 10.0
     workers: int = 2  # GraphQL operations computed at once (threads; the rest wait their turn)
+    max_connections: int = 100  # open WebSocket connections (per process)
+    max_subscriptions: int = 10  # operations at once on one WebSocket connection
+    send_queue: int = 16  # events queued for one subscription before its client is dropped
+    send_seconds: float = 10.0  # one WebSocket message's send, before its client is dropped
+    cache_bytes: int = 16 * 1024 * 1024  # answers to GET requests kept for their snapshot
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,8 +35,9 @@ def test_the_promise_is_a_part_of_the_published_contract() -> None:
     assert [c.description for c in find_breaking_changes(promised, published)] == []
 
 
-def test_the_promise_covers_every_built_query() -> None:
-    promised = build_schema(PROMISED.read_text()).query_type
-    ours = build_schema((ROOT / "schema.graphql").read_text()).query_type
+@pytest.mark.parametrize("root", ["query_type", "subscription_type"])
+def test_the_promise_covers_every_built_root_field(root: str) -> None:
+    promised = getattr(build_schema(PROMISED.read_text()), root)
+    ours = getattr(build_schema((ROOT / "schema.graphql").read_text()), root)
     assert promised is not None and ours is not None
     assert set(ours.fields) == set(promised.fields)

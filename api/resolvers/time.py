@@ -79,7 +79,7 @@ def timeline(
         clocks=frozenset(clock) if clock is not None else None,
     )
     scopes = context.readable(scope)
-    offset, now_us = 0, context.now_us
+    offset, now_us = 0, context.clock_us
     if after is not None:
         snapshot = context.snapshot(scopes)
         offset, issued = decode_position(after, snapshot=snapshot, query="timeline")
@@ -119,7 +119,7 @@ def chronicle_day(
         kind=context.type_name(kind),
         include_partial=bool(include_partial),
         tz=tz,
-        now_us=context.now_us,
+        now_us=context.clock_us,
         first=size,
         offset=offset,
     )
@@ -151,7 +151,7 @@ def chronicle_since(
         scopes,
         kind=context.type_name(kind),
         tz=tz,
-        now_us=context.now_us,
+        now_us=context.clock_us,
         first=size,
         offset=offset,
     )
@@ -168,12 +168,12 @@ def chronicle_last_seen(
     """The latest dated record associated with an entity at or before a bound (default now)."""
     context = info.context
     tz = zone(timezone)
-    bound = context.now_us
+    bound = context.clock_us
     if occurred_on_or_before is not None:
         bound = bound_us(occurred_on_or_before, name="occurredOnOrBefore", upper=True)
     scopes = context.readable(scope)
     found = temporal.last_seen(
-        context.reader(), str(entity), scopes, bound_us=bound, now_us=context.now_us, tz=tz
+        context.reader(), str(entity), scopes, bound_us=bound, now_us=context.clock_us, tz=tz
     )
     entries, degraded = _entries(context, [found.entry] if found.entry is not None else [])
     return LastSeenResult(

@@ -1,0 +1,186 @@
+"""`/metrics` (the Prometheus text format, one registry per app) and one log line per request.
+
+Operation labels are bounded: a GraphQL request is labelled with its root field when it
+selects one field of the schema (`status`, `timeline`, ... `snapshots`), `multiple` when it
+selects several, `invalid` when its document was refused; other paths by a fixed name. No
+label value comes from what a client names (operation names, aliases, paths), so a client
+cannot grow the set of series.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+from typing import Any
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+import temporal
+from api.context import CONTEXT, readable_scopes
+from api.live import Feed
+from api.services import Services, now_us
+
+__all__ = ["Metrics", "RequestLog"]
+
+log = logging.getLogger("almanac.requests")
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}\Z")
+_PATHS = {"/graphql": "graphql", "/metrics": "metrics", "/healthz": "healthz", "/": "home"}
+_TIMES = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class Metrics:
+    """The app's metrics, in a registry of its own (never the process-wide default one)."""
+
+    def __init__(self, services: Services, feed: Feed) -> None:
+        self.services = services
+        self.registry = registry = CollectorRegistry()
+        self.requests = Counter(
+            "almanac_requests", "HTTP requests answered", ["operation", "code"], registry=registry
+        )
+        self.duration = Histogram(
+            "almanac_request_duration_seconds",
+            "Time to answer an HTTP request",
+            ["operation"],
+            buckets=_TIMES,
+            registry=registry,
+        )
+        self.reconcile_duration = Histogram(
+            "almanac_reconcile_duration_seconds",
+            "Time of a reconcile (quiet ones included)",
+            buckets=_TIMES,
+            registry=registry,
+        )
+        self.reconcile_notes = Counter(
+            "almanac_reconcile_notes",
+            "Notes a reconcile read (parsed) or found gone (deleted)",
+            ["change"],
+            registry=registry,
+        )
+        self.reconcile_failures = Counter(
+            "almanac_reconcile_failures", "Reconciles that failed", registry=registry
+        )
+        self.records = Gauge(
+            "almanac_records",
+            "Eligible records in the scopes the scraper may read",
+            registry=registry,
+        )
+        self.issues = Gauge(
+            "almanac_validation_issues",
+            "Validation issues in the scopes the scraper may read",
+            registry=registry,
+        )
+        self.snapshot_age = Gauge(
+            "almanac_snapshot_age_seconds",
+            "Time since the state file's last commit",
+            registry=registry,
+        )
+        self.subscriptions = Gauge(
+            "almanac_subscriptions", "Open subscriptions (this process)", registry=registry
+        )
+        self.subscriptions.set_function(lambda: feed.count)
+        self.cache_hits = Counter(
+            "almanac_cache_hits",
+            "GET answers served from the cache or as 304 Not Modified",
+            registry=registry,
+        )
+        ProcessCollector(registry=registry)
+        services.reconcile_listeners.append(self._reconciled)
+
+    def _reconciled(self, result: temporal.ReconcileResult | None, seconds: float) -> None:
+        self.reconcile_duration.observe(seconds)
+        if result is None:
+            self.reconcile_failures.inc()
+            return
+        self.reconcile_notes.labels("parsed").inc(result.parsed)
+        self.reconcile_notes.labels("deleted").inc(result.deleted)
+
+    async def endpoint(self, request: Request) -> Response:
+        """`GET /metrics` (admitted by the same rules as `/graphql`)."""
+        scopes = readable_scopes(self.services, request.scope.get("almanac.scopes"))
+        with self.services.store.read() as reader:
+            self.records.set(reader.counts(scopes).records)
+            self.issues.set(reader.issue_count(scopes))
+            at = temporal.latest_commit(reader).at_us or self.services.freshness.indexed_at
+        self.snapshot_age.set(max(0.0, (now_us() - at) / 1e6) if at else 0.0)
+        return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+class RequestLog:
+    """ASGI middleware: an `X-Request-Id` on every HTTP answer (the client's, when it is a
+    short token, else a new one), the request metrics, and with `json` one JSON log line per
+    request: time, request id, operation, duration, status, snapshot, cache."""
+
+    def __init__(self, app: ASGIApp, *, metrics: Metrics, json_lines: bool) -> None:
+        self.app = app
+        self.metrics = metrics
+        self.json_lines = json_lines
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        began = time.perf_counter()
+        given = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
+        request_id = given if _REQUEST_ID.match(given) else uuid.uuid4().hex
+        status = 500
+
+        async def tagged(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = [h for h in message.get("headers", []) if h[0].lower() != b"x-request-id"]
+                headers.append((b"x-request-id", request_id.encode("latin-1")))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tagged)
+        finally:
+            seconds = time.perf_counter() - began
+            context = scope.get(CONTEXT)
+            operation = _label(scope, context)
+            metrics = self.metrics
+            metrics.requests.labels(operation, str(status)).inc()
+            metrics.duration.labels(operation).observe(seconds)
+            cache = getattr(context, "cache", "none")
+            if cache == "hit":
+                metrics.cache_hits.inc()
+            if self.json_lines:
+                log.info(_line(request_id, operation, seconds, status, context, cache))
+
+
+def _label(scope: Scope, context: Any) -> str:  # Any: a Context, or None before one was made
+    if context is not None and scope.get("path") == "/graphql":
+        return str(context.operation) if context.operation != "none" else "graphql"
+    return _PATHS.get(scope.get("path", ""), "other")
+
+
+def _line(
+    request_id: str, operation: str, seconds: float, status: int, context: Any, cache: str
+) -> str:  # Any: a Context or None
+    return json.dumps(
+        {
+            "time": temporal.format_instant(now_us()),
+            "request_id": request_id,
+            "operation": operation,
+            "duration_ms": round(seconds * 1000, 3),
+            "status": status,
+            "snapshot": getattr(context, "seen", None),
+            "cache": cache,
+        }
+    )

@@ -1,0 +1,119 @@
+"""Cheap polling: `GET /graphql` answers carry an ETag, and identical requests within one
+snapshot are answered from a bounded cache.
+
+A tag is derived from everything an answer depends on: the snapshot of the readable scopes
+(their eligible content) and a digest of their validation issues (which the snapshot does not
+cover: a broken note adds an issue and no record), the document, the variables, the operation
+name, the readable scopes, the schema, and, for a document that may read the clock (a time
+query), the minute its clocks are read at (`Context.clock_us`). It is worked out after the
+request's freshness check and from the request's own read transaction, so an answer and its
+tag always belong to one snapshot. A document that selects `freshness` (the instant of the
+request) or `excerpt` (the file as it reads now, not the index) has no tag and is never kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import temporal
+
+__all__ = ["Answers", "Kept", "etag_matches"]
+
+# Conservative, on the text: a comment or a string naming them counts too.
+_UNKEPT = re.compile(r"\b(?:freshness|excerpt)\b")
+_CLOCKED = re.compile(r"\b(?:timeline|chronicleDay|chronicleSince|chronicleLastSeen)\b")
+_ISSUES_KEPT = 4  # generations whose issue digests are kept
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A kept answer: its body and the label of its operation."""
+
+    body: bytes
+    operation: str
+
+
+class Answers:
+    """ETags of GET requests, and the answers kept for them (least recently used first out,
+    at most `max_bytes` of bodies)."""
+
+    def __init__(self, *, schema_id: str, max_bytes: int) -> None:
+        self.schema_id = schema_id
+        self.max_bytes = max_bytes
+        self.size = 0
+        self._kept: OrderedDict[str, Kept] = OrderedDict()
+        self._issues: OrderedDict[str, dict[str, str]] = OrderedDict()
+
+    def tag(
+        self,
+        reader: temporal.Reader,
+        params: Mapping[str, str],
+        *,
+        scopes: Sequence[str],
+        clock_us: int,
+    ) -> str | None:
+        """The tag of a request's answer read from `reader` with `scopes`, or None when it has
+        none (no document, one that reads the instant or the files, variables that are not an
+        object)."""
+        text = params.get("query")
+        if not text or _UNKEPT.search(text):
+            return None
+        try:
+            variables = json.loads(params.get("variables") or "{}")
+        except ValueError:
+            return None
+        if not isinstance(variables, dict):
+            return None
+        issues = self._issue_digests(reader)
+        parts = [
+            self.schema_id,
+            temporal.snapshot_id(reader.digests(), scopes, reader.fingerprint),
+            [issues.get(scope, "") for scope in scopes],
+            list(scopes),
+            text,
+            variables,
+            params.get("operationName"),
+            clock_us if _CLOCKED.search(text) else None,
+        ]
+        blob = json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()
+        return hashlib.sha256(blob).hexdigest()[:32]
+
+    def get(self, tag: str) -> Kept | None:
+        """The answer kept for `tag`."""
+        kept = self._kept.get(tag)
+        if kept is not None:
+            self._kept.move_to_end(tag)
+        return kept
+
+    def keep(self, tag: str, kept: Kept) -> None:
+        """Keep an answer, dropping the least recently used beyond `max_bytes`."""
+        if len(kept.body) > self.max_bytes // 4 or tag in self._kept:
+            return
+        self._kept[tag] = kept
+        self.size += len(kept.body)
+        while self.size > self.max_bytes:
+            _, old = self._kept.popitem(last=False)
+            self.size -= len(old.body)
+
+    def _issue_digests(self, reader: temporal.Reader) -> dict[str, str]:
+        generation = temporal.generation(reader)
+        found = self._issues.get(generation)
+        if found is None:
+            found = self._issues[generation] = temporal.issue_digests(reader)
+            while len(self._issues) > _ISSUES_KEPT:
+                self._issues.popitem(last=False)
+        return found
+
+
+def etag_matches(header: str | None, tag: str) -> bool:
+    """Whether an `If-None-Match` header names `tag` (weak comparison, as RFC 9110 says)."""
+    if not header:
+        return False
+    if header.strip() == "*":
+        return True
+    return any(part.strip().removeprefix("W/") == f'"{tag}"' for part in header.split(","))

@@ -1,0 +1,206 @@
+"""The GraphQL view: strawberry's ASGI app with Almanac's request context, its polling path
+(`api.polling`) and its WebSocket protections."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import cast
+
+import strawberry
+from cross_web import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocket
+from strawberry.asgi import ASGIWebSocketAdapter, GraphQL
+from strawberry.exceptions import ConnectionRejectionError
+from strawberry.http import GraphQLHTTPResponse
+from strawberry.http.exceptions import WebSocketDisconnected
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
+from strawberry.types import ExecutionResult
+from strawberry.types.unset import UNSET, UnsetType
+
+from api.context import CONTEXT, Context, readable_scopes, scopes_for_token
+from api.errors import error_response, http_refusal
+from api.live import Feed
+from api.polling import Answers, Kept, etag_matches
+from api.services import Services, now_us
+from vault import AlmanacError
+
+__all__ = ["ABORT", "AlmanacGraphQL"]
+
+log = logging.getLogger("almanac")
+
+_INIT_SECONDS = 10  # a WebSocket connection has this long to send `connection_init`
+ABORT = "almanac.abort"  # where a WebSocket's scope keeps the call that aborts its connection
+
+
+class _Socket(ASGIWebSocketAdapter):
+    """strawberry's WebSocket adapter whose sends are bounded in time: a client that stops
+    reading blocks a send once the transport's buffer is full, and is dropped then."""
+
+    async def send_json(self, message: Mapping[str, object]) -> None:
+        seconds = cast("AlmanacGraphQL", self.view).services.settings.limits.send_seconds
+        try:
+            await asyncio.wait_for(super().send_json(message), seconds)
+        except TimeoutError:
+            log.warning("A WebSocket send took over %s s: client dropped", seconds)
+            abort = self.ws.scope.get(ABORT)
+            if abort is not None:
+                abort()
+            raise WebSocketDisconnected from None
+
+
+class AlmanacGraphQL(GraphQL[Context, None]):
+    """strawberry's ASGI app with Almanac's request context, and its WebSocket protections:
+    graphql-transport-ws only, a cap on connections and on operations per connection, the
+    bearer token of `connection_init` (or of the upgrade), sends bounded in time."""
+
+    websocket_adapter_class = _Socket
+
+    def __init__(
+        self,
+        schema: strawberry.Schema,
+        *,
+        services: Services,
+        graphql_ide: str | None,
+        feed: Feed | None = None,
+        answers: Answers | None = None,
+    ) -> None:
+        limits = services.settings.limits
+        super().__init__(
+            schema,
+            graphql_ide=graphql_ide,  # type: ignore[arg-type]
+            allow_queries_via_get=True,
+            multipart_uploads_enabled=False,
+            subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,),
+            connection_init_wait_timeout=timedelta(seconds=_INIT_SECONDS),
+            max_subscriptions_per_connection=limits.max_subscriptions,
+        )
+        self.services = services
+        self.feed = feed
+        self.answers = answers
+        self.connections = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            if self.connections >= self.services.settings.limits.max_connections:
+                await send({"type": "websocket.close", "code": 1013})  # refused: HTTP 403
+                return
+            self.connections += 1
+            try:
+                await super().__call__(scope, receive, send)
+            finally:
+                self.connections -= 1
+            return
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        request = Request(scope=scope, receive=receive)
+        try:
+            if scope["method"] == "GET" and self.answers is not None:
+                response = await self._poll(request, self.answers)
+            else:
+                response = await self.run(request)
+        except HTTPException as exc:  # strawberry's own refusals, rendered as every error is
+            response = error_response(http_refusal(exc.status_code, exc.reason))
+        finally:
+            # The request's context (made by `get_context`, if it got that far) ends with it:
+            # its read transaction is closed here, whatever the operation did.
+            context = scope.get(CONTEXT)
+            if context is not None:
+                context.close()
+        await response(scope, receive, send)
+
+    async def _poll(self, request: Request, answers: Answers) -> Response:
+        """A GET: freshness first (as for every request), then its tag from the request's own
+        read transaction: `304` when the client has it, the kept answer when there is one,
+        else the answer executed (and kept when it has no errors)."""
+        context = await self.get_context(request, response=Response())
+        tag = None
+        if not context.degraded:
+            scopes = readable_scopes(self.services, context.scopes)
+            context.snapshot(scopes)
+            params = request.query_params
+            tag = answers.tag(context.reader(), params, scopes=scopes, clock_us=context.clock_us)
+        if tag is None:
+            return await self.run(request, context=context)
+        headers = {
+            "ETag": f'"{tag}"',
+            "Cache-Control": "private, no-cache",
+            "Vary": "Authorization",
+        }
+        kept = answers.get(tag)
+        if kept is not None:
+            context.operation = kept.operation
+            context.cache = "hit"
+        if etag_matches(request.headers.get("if-none-match"), tag):
+            context.cache = "hit"
+            return Response(status_code=304, headers=headers)
+        if kept is not None:
+            return Response(kept.body, media_type="application/json", headers=headers)
+        context.cache = "miss"
+        response = await self.run(request, context=context)
+        if response.status_code != 200 or context.errors:
+            return response
+        answers.keep(tag, Kept(bytes(response.body), context.operation))
+        response.headers.update(headers)
+        return response
+
+    async def process_result(
+        self, request: Request, result: ExecutionResult
+    ) -> GraphQLHTTPResponse:
+        context = request.scope.get(CONTEXT)
+        if context is not None and result.errors:
+            context.errors = True
+        return await super().process_result(request, result)
+
+    async def get_context(
+        self, request: Request | WebSocket, response: Response | WebSocket
+    ) -> Context:
+        services = self.services
+        stamp = now_us()
+        if isinstance(request, WebSocket):
+            # No scopes until `connection_init` proves them (`on_ws_connect`).
+            client = request.client.host if request.client else None
+            return Context(
+                services,
+                (),
+                stamp,
+                feed=self.feed,
+                live=True,
+                drop=request.scope.get(ABORT),
+                authorization=request.headers.get("authorization"),
+                client=client,
+            )
+        deadline = time.monotonic() + services.settings.limits.request_seconds
+        context = Context(services, request.scope.get("almanac.scopes"), stamp, deadline=deadline)
+        request.scope[CONTEXT] = context
+        try:
+            await services.ensure_fresh(now_us=stamp)
+        except AlmanacError:
+            # The last committed snapshot is still consistent: answer from it, and say so.
+            context.degraded = ("index_stale",)
+        return context
+
+    async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
+        """`connection_init`: its `Authorization` (else the upgrade's) mapped to scopes.
+
+        Raises:
+            ConnectionRejectionError: no valid token (the socket closes with 4403).
+        """
+        params = context.connection_params or {}
+        token = params.get("Authorization", params.get("authorization"))
+        if token is not None and not isinstance(token, str):
+            raise ConnectionRejectionError()
+        try:
+            context.scopes = scopes_for_token(
+                self.services, token if token is not None else context.authorization, context.client
+            )
+        except AlmanacError:
+            raise ConnectionRejectionError() from None
+        return cast(UnsetType, UNSET)
