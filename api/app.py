@@ -4,7 +4,8 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import AsyncIterator
+import socket
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -31,15 +32,23 @@ __all__ = ["app_from_env", "check_body", "create_app"]
 
 _FOLLOW_SECONDS = 0.25  # how often subscriptions look for changes, the vault watched
 _SCAN_SECONDS = 1.0  # the same when every look scans the vault
+_SOCKET_BUFFER = 64 * 1024  # a WebSocket's kernel send buffer (SO_SNDBUF; Linux doubles it)
 
 
-def create_app(settings: Settings, *, graph: bool = True, log_json: bool = False) -> Starlette:
+def create_app(
+    settings: Settings,
+    *,
+    graph: bool = True,
+    log_json: bool = False,
+    clock: Callable[[], int] = now_us,
+) -> Starlette:
     """The Starlette app: the explorer page at `/`, GraphQL (and GraphiQL) at `/graphql`
     (WebSocket subscriptions too), `/static/...` (the pages' files), `/metrics`, `/healthz`.
 
     The store is opened and reconciled before the first request; with `graph`, the graph
     projection is built then too, else on the first request that traverses. With `log_json`,
-    one JSON line per request on the `almanac.requests` logger.
+    one JSON line per request on the `almanac.requests` logger. `clock` stamps each request
+    (UTC microseconds; tests pass their own to cross a midnight).
     """
     services = Services.open(settings, now_us=now_us(), graph=graph)
     schema = build_schema(settings.limits, introspection=settings.introspection)
@@ -55,6 +64,7 @@ def create_app(settings: Settings, *, graph: bool = True, log_json: bool = False
         graphql_ide=None,  # GraphiQL is served by `Pages`, from the package
         feed=feed,
         answers=Answers(schema_id=schema_id, max_bytes=settings.limits.cache_bytes),
+        clock=clock,
     )
     metrics = Metrics(services, feed)
 
@@ -219,6 +229,10 @@ class _Abortable:
             abort = getattr(transport, "abort", None)
             if callable(abort):
                 scope[ABORT] = abort
+            sock = getattr(transport, "get_extra_info", lambda name: None)("socket")
+            if sock is not None:  # what the kernel holds for a client that does not read
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _SOCKET_BUFFER)
         await self.app(scope, receive, send)
 
 

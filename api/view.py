@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import cast
 
@@ -70,6 +70,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         graphql_ide: str | None,
         feed: Feed | None = None,
         answers: Answers | None = None,
+        clock: Callable[[], int] = now_us,
     ) -> None:
         limits = services.settings.limits
         super().__init__(
@@ -84,6 +85,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         self.services = services
         self.feed = feed
         self.answers = answers
+        self.clock = clock  # the instant each request is stamped with (microseconds)
         self.connections = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -163,7 +165,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         self, request: Request | WebSocket, response: Response | WebSocket
     ) -> Context:
         services = self.services
-        stamp = now_us()
+        stamp = self.clock()
         if isinstance(request, WebSocket):
             # No scopes until `connection_init` proves them (`on_ws_connect`).
             client = request.client.host if request.client else None
