@@ -112,6 +112,7 @@ def create_app(
     app.state.services = services
     app.state.feed = feed
     app.state.metrics = metrics
+    app.state.graphql = graphql
     return app
 
 

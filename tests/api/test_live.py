@@ -101,7 +101,9 @@ def _edit(vault: Path, relative: str) -> None:
 
 
 def _age(committed_at: str) -> float:
-    return (pendulum.now("UTC") - pendulum.parse(committed_at)).total_seconds()  # type: ignore[operator]
+    at = pendulum.parse(committed_at)
+    assert isinstance(at, pendulum.DateTime)
+    return (pendulum.now("UTC") - at).total_seconds()
 
 
 def _metrics(base: str, headers: dict[str, str] | None = None) -> dict[str, float]:
