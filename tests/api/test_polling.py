@@ -186,7 +186,7 @@ def test_metrics_parse_and_move_with_requests(polled: TestClient) -> None:
         if k.startswith("almanac_requests_total")
     }
     assert operations <= {"status", "lookup", "metrics", "graphql"}
-    for name in (
+    for metric in (
         "almanac_request_duration_seconds_count",
         "almanac_reconcile_duration_seconds_count",
         "almanac_records",
@@ -194,7 +194,7 @@ def test_metrics_parse_and_move_with_requests(polled: TestClient) -> None:
         "almanac_snapshot_age_seconds",
         "almanac_subscriptions",
     ):
-        assert any(k.startswith(name + "{") for k in after), name
+        assert any(k.startswith(metric + "{") for k in after), metric
     assert after["almanac_records{}"] == 88
 
 
