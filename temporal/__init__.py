@@ -17,9 +17,9 @@ from temporal.calendar import (
     week_of,
 )
 from temporal.queries import (
-    Commit,
     MAX_VARIANT_CHARS,
     MAX_VARIANTS,
+    Commit,
     EdgeRow,
     Eligibility,
     MatchMode,
