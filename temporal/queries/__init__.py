@@ -50,9 +50,9 @@ from temporal.queries.timeline import (
 )
 
 __all__ = [
-    "Commit",
     "MAX_VARIANTS",
     "MAX_VARIANT_CHARS",
+    "Commit",
     "EdgeRow",
     "Eligibility",
     "LastSeen",
