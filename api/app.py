@@ -41,16 +41,18 @@ def create_app(
     graph: bool = True,
     log_json: bool = False,
     clock: Callable[[], int] = now_us,
+    on_warm: Callable[[str], None] | None = None,
 ) -> Starlette:
     """The Starlette app: the explorer page at `/`, GraphQL (and GraphiQL) at `/graphql`
     (WebSocket subscriptions too), `/static/...` (the pages' files), `/metrics`, `/healthz`.
 
     The store is opened and reconciled before the first request; with `graph`, the graph
-    projection is built then too, else on the first request that traverses. With `log_json`,
-    one JSON line per request on the `almanac.requests` logger. `clock` stamps each request
-    (UTC microseconds; tests pass their own to cross a midnight).
+    projection is loaded in the background from then on (`Services.open`), else built on the
+    first request that traverses. With `log_json`, one JSON line per request on the
+    `almanac.requests` logger. `clock` stamps each request (UTC microseconds; tests pass their
+    own to cross a midnight).
     """
-    services = Services.open(settings, now_us=now_us(), graph=graph)
+    services = Services.open(settings, now_us=now_us(), graph=graph, on_warm=on_warm)
     schema = build_schema(settings.limits, introspection=settings.introspection)
     feed = Feed(
         services,

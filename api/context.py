@@ -70,17 +70,14 @@ class Context:
 
     def view(self) -> graph.ProjectionView:
         """The graph projection matching the request's read transaction (I5)."""
-        if self._view is None and self._reader is not None:
-            # The read transaction was opened while the graph was not kept (a CLI run): build
-            # it now, for the generation this transaction reads.
-            self.services.refresh_projection()
-            generation = temporal.generation(self._reader)
-            self._view = self.services.view_for(generation, deadline=self.deadline)
-            if self._view is None:
-                raise IndexUnavailable("The index changed while the graph was built; try again")
-        if self._view is None:
+        if self._view is None and self._reader is None:
             self._open()
-        assert self._view is not None
+        if self._view is None:
+            # The read transaction was opened while the graph was warming up, or not kept (a
+            # CLI run, which builds it now): the view of the generation it reads, or an error.
+            assert self._reader is not None
+            generation = temporal.generation(self._reader)
+            self._view = self.services.view_of(generation, deadline=self.deadline)
         return self._view
 
     def _open(self) -> None:
@@ -88,7 +85,7 @@ class Context:
         services = self.services
         if self.live:
             raise InvalidInput("Over WebSocket only subscriptions are served; query over HTTP")
-        if not services.keeps_graph:
+        if not services.graph_ready:
             self._reader = self._stack.enter_context(services.store.read(deadline=self.deadline))
             return
         for _ in range(3):

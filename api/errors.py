@@ -91,7 +91,10 @@ def render(error: GraphQLError) -> GraphQLError:
     """The error as a client sees it, with its `extensions.code`."""
     original = error.original_error
     if isinstance(original, AlmanacError):
-        return copy_error(error, code=original.code or _INTERNAL)
+        copied = copy_error(error, code=original.code or _INTERNAL)
+        if original.reason is not None:
+            copied.extensions["reason"] = original.reason  # type: ignore[index]
+        return copied
     if original is None or (error.path is None and not isinstance(original, GraphQLError)):
         # No path: the document itself was refused (syntax, validation, literal coercion).
         return copy_error(error, code=_VALIDATION_FAILED)

@@ -7,15 +7,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import anyio.to_thread
 import pendulum
 
 import temporal
 from api.settings import Settings
-from graph import Projection, ProjectionView
-from temporal import FINGERPRINT, Reconciler, ReconcileResult, Store, from_datetime
-from vault import AlmanacError, IndexUnavailable
+from graph import CompactStamp, Edge, Projection, ProjectionView, read_rows, write_rows
+from temporal import FINGERPRINT, NodeRow, Reconciler, ReconcileResult, Store, from_datetime
+from vault import AlmanacError, GraphWarming, IndexUnavailable
 from vault.watcher import Watcher
 
 __all__ = ["Freshness", "Services", "now_us"]
@@ -79,6 +80,15 @@ class Services:
         # Called (from the reconcile's thread) after each reconcile with its result (None when
         # it failed) and its duration in seconds: metrics, and subscriptions woken by a commit.
         self.reconcile_listeners: list[Callable[[ReconcileResult | None, float], None]] = []
+        # While the graph warms up in the background (`warm_graph`), reconcile results wait
+        # here to be applied to it; `graph_source` says where it came from ("compact",
+        # "database"), for tests and start-up messages.
+        self._warming = False
+        self._backlog: list[ReconcileResult | None] = []
+        self._warmer: threading.Thread | None = None
+        self._stamp: CompactStamp | None = None  # the state the projection is of
+        self._written: CompactStamp | None = None  # the state the compact file holds
+        self.graph_source = ""
 
     @classmethod
     def open(
@@ -88,12 +98,17 @@ class Services:
         now_us: int,
         progress: Callable[[int, int], None] | None = None,
         graph: bool = True,
+        on_warm: Callable[[str], None] | None = None,
     ) -> Services:
         """Open the state database, start the watcher and reconcile once.
 
         Args:
-            graph: Build the graph projection now and keep it with every reconcile (a server);
-                False leaves it until a request asks for it (a CLI run: seconds saved at 100k).
+            graph: Keep the graph projection with every reconcile (a server): it is loaded in
+                the background from the compact file (else built from the database), and
+                graph queries wait for it; False leaves it until a request asks for it (a CLI
+                run: seconds saved at 100k).
+            on_warm: Called by the background load with "before-load" as it begins (where
+                tests hold it, to see a server answer before its graph is ready).
 
         Raises:
             IndexUnavailable: the state database cannot be used.
@@ -106,7 +121,16 @@ class Services:
                 services.watcher = Watcher(str(settings.vault))
             except OSError as exc:
                 log.warning("File watcher unavailable (%s); every query scans the vault", exc)
+        # The graph of the state as found (before the start-up scan changes it) comes from the
+        # compact file in the background; the scan's changes wait in the backlog for it.
+        found = services._compact_stamp() if graph else None
+        services._warming = graph
         services.reconcile_now(now_us=now_us, progress=progress)
+        if graph:
+            services._warmer = threading.Thread(
+                target=services._warm, args=(found, on_warm), name="almanac-graph", daemon=True
+            )
+            services._warmer.start()
         return services
 
     @property
@@ -115,7 +139,11 @@ class Services:
         return "inotify" if self.watcher is not None else "scan"
 
     def close(self) -> None:
-        """Release the watcher and the database."""
+        """Release the watcher and the database (once the graph has warmed up, keeping it in
+        the compact file for the next start)."""
+        if self._warmer is not None:
+            self._warmer.join()
+        self._keep_compact()
         if self.watcher is not None:
             self.watcher.close()
         self.store.close()
@@ -138,6 +166,9 @@ class Services:
                 except BaseException:
                     self._rescan = True  # what the watcher said is not applied: look at everything
                     self.projection = None  # may have committed: rebuild the graph next time
+                    self._stamp = None
+                    if self._warming:
+                        self._backlog.append(None)
                     raise
                 self._rescan = False
                 self._note(result, now_us)
@@ -153,23 +184,50 @@ class Services:
                     listener(result, time.monotonic() - began)
 
     def view_for(self, generation: str, *, deadline: float | None) -> ProjectionView | None:
-        """The graph view published for `generation`, waiting while a reconcile publishes it.
+        """The graph view published for `generation`, waiting while a reconcile publishes it
+        or the graph warms up (then until `deadline`).
 
         Returns None when no view of that generation exists or is on its way (the database
-        was written by another process): the caller calls `refresh_projection` and reads again.
+        was written by another process), or the deadline came first.
         """
         limit = time.monotonic() + _PUBLISH_WAIT_S
         if deadline is not None:
             limit = min(limit, deadline)
         with self._published:
-            if generation not in self._views and self._applying:
+            if generation not in self._views and (self._applying or self._warming):
                 self.view_waits += 1
             while generation not in self._views:
-                remaining = limit - time.monotonic()
-                if not self._applying or remaining <= 0:
+                until = deadline if self._warming and deadline is not None else limit
+                remaining = until - time.monotonic()
+                if not (self._applying or self._warming) or remaining <= 0:
                     return None
                 self._published.wait(remaining)
             return self._views[generation]
+
+    @property
+    def graph_ready(self) -> bool:
+        """Whether requests can pair their read with a graph view at once (not warming up)."""
+        return self.keeps_graph and not self._warming
+
+    def view_of(self, generation: str, *, deadline: float | None) -> ProjectionView:
+        """The graph view of `generation`, for a request whose read began without one (the
+        graph was warming up, or is not kept: a CLI run builds it now).
+
+        Raises:
+            GraphWarming: the graph was still warming up when `deadline` came.
+            IndexUnavailable: no view of that generation exists (the index changed since).
+        """
+        if not self.keeps_graph:
+            self.refresh_projection()
+        view = self.view_for(generation, deadline=deadline)
+        if view is None and self._warming:
+            raise GraphWarming("The graph projection is still loading; try again shortly")
+        if view is None and self.projection is None:
+            self.refresh_projection()  # the warm-up failed: build it here
+            view = self.view_for(generation, deadline=deadline)
+        if view is None:
+            raise IndexUnavailable("The index changed while the graph was built; try again")
+        return view
 
     def refresh_projection(self) -> None:
         """Build the graph projection again from what the database holds now (and keep it)."""
@@ -186,7 +244,9 @@ class Services:
     def _project(self, result: ReconcileResult | None) -> None:
         if not self.keeps_graph:
             return
-        generation = temporal.generation(self.store)
+        if self._warming:
+            self._backlog.append(result)  # applied when the warm-up ends (`_warm`)
+            return
         projection = self.projection
         view: ProjectionView | None = None
         if projection is not None and result is not None:
@@ -197,13 +257,87 @@ class Services:
         if view is None or projection is None:
             projection = Projection.build(self.store)
             view = projection.view
+        self._publish(projection, view)
+
+    def _publish(self, projection: Projection, view: ProjectionView) -> None:
+        """Make `view` the graph of the committed state, for requests to pair with."""
         self.projection = projection
+        self._stamp = stamp = self._compact_stamp()
+        generation = stamp.generation
         with self._published:
             self._views.pop(generation, None)  # the newest goes last, the oldest is dropped
             self._views[generation] = view
             for old in list(self._views)[:-_KEPT_VIEWS]:
                 del self._views[old]
             self._published.notify_all()
+
+    # -- the graph at start-up, and its compact file ---------------------------------------
+
+    @property
+    def compact_path(self) -> Path:
+        """Where the compact form of the graph projection is kept: beside the state file."""
+        return self.settings.db_path.with_name(self.settings.db_path.name + ".graph")
+
+    def _compact_stamp(self) -> CompactStamp:
+        generation, commit = temporal.commit_stamp(self.store)
+        return CompactStamp(self.store.fingerprint, generation, commit)
+
+    def _warm(self, found: CompactStamp | None, on_warm: Callable[[str], None] | None) -> None:
+        """Load (or build) the graph of the state found at start, apply what reconciles did
+        since, publish it; then, if it had to be built, write the compact file."""
+        built: tuple[CompactStamp, list[NodeRow], list[tuple[str, Edge]]] | None = None
+        try:
+            if on_warm is not None:
+                on_warm("before-load")
+            rows = read_rows(self.compact_path, found) if found is not None else None
+            if rows is not None:
+                projection = Projection.from_rows(rows.notes, rows.edges)
+                self.graph_source, self._written = "compact", found
+            else:
+                with self.store.read() as reader:
+                    generation, commit = temporal.commit_stamp(reader)
+                    projection = Projection.build(reader)
+                stamp = CompactStamp(self.store.fingerprint, generation, commit)
+                built = (stamp, *projection.rows())  # as read, before the changes below
+                self.graph_source = "database"
+            with self._thread_lock:
+                backlog, self._backlog = self._backlog, []
+                self._warming = False
+                if None in backlog:  # another process wrote, or a reconcile failed
+                    self._project(None)
+                else:
+                    for result in backlog:
+                        if result is not None and result.changed:
+                            projection.apply(self.store, result)
+                    self._publish(projection, projection.view)
+        except Exception:
+            log.exception("The graph projection could not be loaded; it is built on first use")
+            with self._thread_lock, self._published:
+                self.projection = None
+                self._warming = False
+                self._published.notify_all()
+            return
+        if built is not None:
+            self._write_compact(*built)
+
+    def _keep_compact(self) -> None:
+        """At close: keep the current graph in the compact file, unless it is there already."""
+        with self._thread_lock:
+            projection, stamp = self.projection, self._stamp
+            if projection is None or stamp is None or stamp == self._written:
+                return
+            if stamp != self._compact_stamp():
+                return  # not the graph of the committed state (another process wrote)
+            self._write_compact(stamp, *projection.rows())
+
+    def _write_compact(
+        self, stamp: CompactStamp, notes: list[NodeRow], edges: list[tuple[str, Edge]]
+    ) -> None:
+        try:
+            write_rows(self.compact_path, stamp, notes, edges)
+            self._written = stamp
+        except OSError as exc:
+            log.warning("Could not keep the graph projection in %s: %s", self.compact_path, exc)
 
     def _set_applying(self, value: bool) -> None:
         with self._published:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from graph.compact import CompactRows, CompactStamp, read_rows, write_rows
 from graph.projection import Projection
 from graph.seeds import (
     MAX_SEED_TEXT,
@@ -30,6 +31,8 @@ from graph.view import Adjacency, Edge, Node, ProjectionView, ScopeGraph
 __all__ = [
     "MAX_SEED_TEXT",
     "Adjacency",
+    "CompactRows",
+    "CompactStamp",
     "Direction",
     "Edge",
     "EdgeFilter",
@@ -49,7 +52,9 @@ __all__ = [
     "TraversalLimits",
     "find_paths",
     "lookup",
+    "read_rows",
     "seeds_by_id",
     "seeds_by_text",
     "traverse",
+    "write_rows",
 ]

@@ -12,7 +12,7 @@ Problems in the vault are never exceptions: they are `Issue` values. The tree::
     ├── Unauthenticated    UNAUTHENTICATED
     ├── Forbidden          FORBIDDEN
     ├── SnapshotChanged    SNAPSHOT_CHANGED
-    ├── IndexUnavailable   INDEX_UNAVAILABLE
+    ├── IndexUnavailable   INDEX_UNAVAILABLE  GraphWarming (extensions.reason "graph_warming")
     ├── QueryTooComplex    QUERY_TOO_COMPLEX
     └── StartupError       None: bad settings, never reaches a client
 """
@@ -25,6 +25,7 @@ __all__ = [
     "AlmanacError",
     "AmbiguousTime",
     "Forbidden",
+    "GraphWarming",
     "IndexUnavailable",
     "InvalidCursor",
     "InvalidDate",
@@ -44,6 +45,7 @@ class AlmanacError(Exception):
 
     code: ClassVar[str | None] = None
     http_status: ClassVar[int] = 400
+    reason: ClassVar[str | None] = None  # rendered as `extensions.reason` when set
 
 
 class InvalidInput(AlmanacError):
@@ -123,6 +125,12 @@ class IndexUnavailable(AlmanacError):
 
     code = "INDEX_UNAVAILABLE"
     http_status = 503
+
+
+class GraphWarming(IndexUnavailable):
+    """The graph projection is still loading after a start; other queries are answered."""
+
+    reason = "graph_warming"
 
 
 class QueryTooComplex(AlmanacError):

@@ -6,6 +6,7 @@ from temporal.queries.commits import Commit, ScopeChanges, commits, issue_digest
 from temporal.queries.connections import (
     EdgeRow,
     NodeRow,
+    commit_stamp,
     declared_names,
     edge_rows,
     generation,
@@ -76,6 +77,7 @@ __all__ = [
     "chronicle_day",
     "chronicle_since",
     "commits",
+    "commit_stamp",
     "declared_names",
     "edge_rows",
     "entity_paths",

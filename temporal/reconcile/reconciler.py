@@ -355,6 +355,12 @@ class Reconciler:
                 "INSERT OR REPLACE INTO meta SELECT 'generation',"
                 " coalesce((SELECT value FROM meta WHERE key = 'generation'), 0) + 1"
             )
+            # A random token per commit: with the generation, it names this committed state
+            # apart from any other database's (a state file deleted and made again counts
+            # from 1 too), so a file derived from it can say which state it is of.
+            conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (os.urandom(16).hex(),)
+            )
             conn.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('digests', ?)",
                 (json.dumps({k: format(v, "x") for k, v in sorted(plan.digests.items())}),),
