@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import gc
 import logging
 import threading
 import time
@@ -310,6 +311,10 @@ class Services:
                         if result is not None and result.changed:
                             projection.apply(self.store, result)
                     self._publish(projection, projection.view)
+            if gc.get_freeze_count():
+                # The server froze what start-up made (`almanac serve`): the graph joins it, so
+                # the collector never walks its millions of objects (a second's pause each).
+                gc.freeze()
         except Exception:
             log.exception("The graph projection could not be loaded; it is built on first use")
             with self._thread_lock, self._published:

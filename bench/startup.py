@@ -152,6 +152,7 @@ def run(vault: Path, state: Path, *, warmup: int, watch: bool) -> dict[str, Any]
             for thread in threads:
                 thread.join()
             before = _memory_mb(server.pid)
+            print(json.dumps({"first_answer_s": first, "memory_mb": before}), file=sys.stderr)
             with httpx.Client(base_url=base, timeout=60) as client:
                 for n in range(warmup):
                     person = people[n % len(people)]

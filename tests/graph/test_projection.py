@@ -69,11 +69,7 @@ def edges(projection: graph.Projection) -> set[tuple[str, str, str, Any]]:
 def state(projection: graph.Projection) -> dict[str, Any]:
     """Everything a query can see: graph nodes and edges, and the published view."""
     return {
-        "nodes": {
-            (scope, n, d["record"])
-            for scope, g in projection.graphs.items()
-            for n, d in g.nodes(data=True)
-        },
+        "nodes": {(scope, n) for scope, g in projection.graphs.items() for n in g},
         "edges": edges(projection),
         "view": {
             scope: (dict(sg.nodes), dict(sg.adjacency))
