@@ -90,14 +90,15 @@ def _flip_body_byte(data: bytes) -> bytes:
 
 
 def _bad_index_with_a_good_checksum(data: bytes) -> bytes:
-    """A body whose checksum is right but whose first note names a string that is not there."""
+    """A body whose checksum is right but whose first note's path is string -1 (Python would
+    read it as the last string: a wrong row, not an error)."""
     magic = b"ALMANAC-GRAPH\n"
     (length,) = struct.unpack_from("<I", data, len(magic))
     start = len(magic) + 4
     header = json.loads(data[start : start + length])
     body = bytearray(data[start + length :])
     at = header["sizes"][0]  # the first note's path index
-    body[at : at + 4] = struct.pack("<i", 10**6)
+    body[at : at + 4] = struct.pack("<i", -1)
     header["sha256"] = hashlib.sha256(body).hexdigest()
     head = json.dumps(header).encode()
     return magic + struct.pack("<I", len(head)) + head + bytes(body)
