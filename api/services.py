@@ -303,14 +303,20 @@ class Services:
                 self.graph_source = "database"
             with self._thread_lock:
                 backlog, self._backlog = self._backlog, []
+                # Applying, then warm no more: a request that finds no view meanwhile waits for
+                # this one (as for a reconcile's), never builds its own.
+                self._set_applying(True)
                 self._warming = False
-                if None in backlog:  # another process wrote, or a reconcile failed
-                    self._project(None)
-                else:
-                    for result in backlog:
-                        if result is not None and result.changed:
-                            projection.apply(self.store, result)
-                    self._publish(projection, projection.view)
+                try:
+                    if None in backlog:  # another process wrote, or a reconcile failed
+                        self._project(None)
+                    else:
+                        for result in backlog:
+                            if result is not None and result.changed:
+                                projection.apply(self.store, result)
+                        self._publish(projection, projection.view)
+                finally:
+                    self._set_applying(False)
             if gc.get_freeze_count():
                 # The server froze what start-up made (`almanac serve`): the graph joins it, so
                 # the collector never walks its millions of objects (a second's pause each).
