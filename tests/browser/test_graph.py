@@ -46,6 +46,7 @@ def test_clicking_an_edge_shows_its_evidence(explorer: Watched) -> None:
     assert "relation: works_at" in lines.inner_text()
     assert "valid_from: 2024-02-01" in lines.inner_text()
     assert details.locator(".stale").count() == 0
+    assert "null" not in details.inner_text()
     # Every edge drawn is one the answer returned, and no more.
     drawn = set(
         page.locator("svg.graph .edge").evaluate_all("els => els.map(e => e.dataset.record)")

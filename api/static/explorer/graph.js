@@ -263,9 +263,10 @@ async function showEdge(details, e, nodes) {
     }
     const at = e.locator;
     const { excerpt } = await gql(LINES, { path: at.path, start: at.startLine, end: at.endLine, revision: at.revision });
+    const stale = excerpt.current ? [] : [h("p", { class: "stale", role: "status" }, "The file has changed since this edge was read: these are its lines now.")];
     details.append(
       h("h3", {}, "The lines"),
-      excerpt.current ? null : h("p", { class: "stale", role: "status" }, "The file has changed since this edge was read: these are its lines now."),
+      ...stale,
       h("pre", { class: "excerpt", "aria-label": `${at.path}, lines ${lines}` },
         excerpt.lines.map((line) => h("span", { class: "line" }, h("span", { class: "number", "aria-hidden": "true" }, `${line.number} `), `${line.text}\n`))),
     );
