@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, WebSocketRoute, expect
 
 from tests.api.served import serve
 from tests.browser.conftest import Watched, copy_demo, watching, write_hub
@@ -26,6 +26,8 @@ def unwatched(browser: Browser, tmp_path: Path) -> Iterator[tuple[Watched, Path]
 
 def test_an_edit_is_noticed_and_refresh_keeps_the_place(unwatched: tuple[Watched, Path]) -> None:
     explorer, vault = unwatched
+    sockets: list[str] = []
+    explorer.page.on("websocket", lambda socket: sockets.append(socket.url))
     page = explorer.open("/?entity=people/ada-lopez")
     page.locator("ol.timeline > li").nth(20).wait_for()
     before = page.locator("#snapshot").inner_text()
@@ -34,13 +36,31 @@ def test_an_edit_is_noticed_and_refresh_keeps_the_place(unwatched: tuple[Watched
     note = vault / "people" / "ada-lopez.md"
     note.write_text(note.read_text("utf-8") + "\nAda now also leads Delta.\n", "utf-8")
     notice = page.locator("#live")
-    expect(notice).to_be_visible(timeout=5_000)  # polled every 2 s; slack for a loaded CI
+    expect(notice).to_be_visible(timeout=5_000)  # an event within ~1 s; slack for a loaded CI
     assert "The vault changed" in notice.inner_text()
+    assert sockets == [explorer.base.replace("http:", "ws:") + "/graphql"]  # the subscription
     notice.get_by_role("button", name="Refresh").click()
     expect(notice).to_be_hidden()
     expect(page.locator("#snapshot")).not_to_have_text(before)
     assert page.evaluate("window.scrollY") >= 500
     assert page.get_by_role("heading", level=1).inner_text() == "Ada Lopez"
+
+
+def test_without_a_subscription_the_page_polls(unwatched: tuple[Watched, Path]) -> None:
+    explorer, vault = unwatched
+    refused: list[str] = []
+
+    def refuse(socket: WebSocketRoute) -> None:
+        refused.append(socket.url)
+        socket.close()
+
+    explorer.page.route_web_socket("**/graphql", refuse)
+    page = explorer.open("/?entity=people/ada-lopez")
+    page.locator("ol.timeline > li").first.wait_for()
+    note = vault / "people" / "ada-lopez.md"
+    note.write_text(note.read_text("utf-8") + "\nAda now also leads Delta.\n", "utf-8")
+    expect(page.locator("#live")).to_be_visible(timeout=6_000)  # `status` every 2 s
+    assert refused, "the page never tried the subscription"
 
 
 def test_a_changed_snapshot_reloads_the_list_in_place(browser: Browser, tmp_path: Path) -> None:
