@@ -8,7 +8,10 @@ they ask `/graphql` for it, where the usual checks (tokens, scopes) apply.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import mimetypes
+import re
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -107,7 +110,7 @@ def _response(path: str) -> Response:
         file = (STATIC / relative).resolve()
         if relative == path or not file.is_relative_to(STATIC.resolve()) or not file.is_file():
             raise NotFound(f"No file {path}")
-        csp = _EXPLORER_CSP
+        csp = _inline_csp(file) if file.parent.name == "examples" else _EXPLORER_CSP
     kind = _TYPES.get(file.suffix) or mimetypes.guess_type(file.name)[0] or "text/plain"
     headers = {
         "Content-Security-Policy": csp,
@@ -116,3 +119,21 @@ def _response(path: str) -> Response:
         "Cache-Control": "no-cache",
     }
     return FileResponse(file, media_type=kind, headers=headers)
+
+
+def _inline_csp(file: Path) -> str:
+    """The CSP of a one-file example page: its own inline scripts and styles (by hash), else
+    what the explorer may do."""
+    text = file.read_text("utf-8")
+
+    def hashes(tag: str) -> str:
+        blocks = re.findall(rf"<{tag}[^>]*>(.*?)</{tag}>", text, re.S)
+        return " ".join(
+            f"'sha256-{base64.b64encode(hashlib.sha256(b.encode()).digest()).decode()}'"
+            for b in blocks
+        )
+
+    return (
+        f"default-src 'none'; script-src {hashes('script')}; style-src {hashes('style')}; "
+        f"connect-src 'self'; {_COMMON}"
+    )
