@@ -22,10 +22,8 @@ def demo_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[almanac.Almana
 
 @pytest.fixture(scope="module")
 def real_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[almanac.Almanac]:
-    """An Almanac over the real-data vault (skipped when `shared/data` is not beside us)."""
+    """An Almanac over the real-data vault (the presidents and their terms)."""
     source = executive_data()
-    if source is None:
-        pytest.skip("shared/data/congress-legislators is not beside the checkout")
     folder = tmp_path_factory.mktemp("real")
     write_executive_vault(source, folder / "vault")
     with almanac.open(folder / "vault", state=folder / "state.db") as kb:

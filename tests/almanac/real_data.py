@@ -1,5 +1,5 @@
 """A vault made from real data: the presidents and vice presidents of the United States
-(`shared/data/congress-legislators/executive.yaml`, public domain), one note per person, per
+(`tests/fixtures/congress-legislators/executive.yaml`, public domain), one note per person, per
 office, per party and per term (a relationship dated by the term, linking its party)."""
 
 from __future__ import annotations
@@ -11,16 +11,12 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-EXECUTIVE = Path("data") / "congress-legislators" / "executive.yaml"
 OFFICES = {"prez": ("president", "President"), "viceprez": ("vice-president", "Vice President")}
 
 
-def executive_data() -> Path | None:
-    """The data file in the `shared/` folder beside the checkout (or beside its parent)."""
-    for folder in (ROOT.parent / "shared", ROOT.parent.parent / "shared"):
-        if (folder / EXECUTIVE).is_file():
-            return folder / EXECUTIVE
-    return None
+def executive_data() -> Path:
+    """The data file, kept in `tests/fixtures` (public domain, see its README)."""
+    return ROOT / "tests" / "fixtures" / "congress-legislators" / "executive.yaml"
 
 
 def _slug(text: str) -> str:
