@@ -10,12 +10,14 @@ anything else is a bug, logged and shown only as "Unexpected error." with
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Iterator
 
 from graphql import GraphQLError
 from starlette.responses import JSONResponse, Response
 from strawberry.extensions import SchemaExtension
 
+import temporal
 from vault import AlmanacError, InvalidInput, NotFound, QueryTooComplex
 
 __all__ = [
@@ -90,6 +92,8 @@ class ErrorCodes(SchemaExtension):
 def render(error: GraphQLError) -> GraphQLError:
     """The error as a client sees it, with its `extensions.code`."""
     original = error.original_error
+    if isinstance(original, sqlite3.Error):  # raised as rows were read, after `run` returned
+        original = temporal.sqlite_error(original)
     if isinstance(original, AlmanacError):
         copied = copy_error(error, code=original.code or _INTERNAL)
         if original.reason is not None:

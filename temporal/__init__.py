@@ -68,7 +68,15 @@ from temporal.records import (
     RecordRef,
     TimeField,
 )
-from temporal.store import FINGERPRINT, Count, Reader, RecordFilter, StatusCounts, Store
+from temporal.store import (
+    FINGERPRINT,
+    Count,
+    Reader,
+    RecordFilter,
+    StatusCounts,
+    Store,
+    sqlite_error,
+)
 
 __all__ = [
     "FINGERPRINT",
@@ -135,4 +143,5 @@ __all__ = [
     "timeline",
     "timezone",
     "week_of",
+    "sqlite_error",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from temporal.store.bulk import Background, Bulk
 from temporal.store.database import Store
 from temporal.store.reader import Count, Reader, RecordFilter, StatusCounts
-from temporal.store.sql import chunks, marks, run
+from temporal.store.sql import chunks, marks, run, sqlite_error
 from temporal.store.tables import (
     ASSOCIATE,
     COMMIT_IDS,
@@ -52,4 +52,5 @@ __all__ = [
     "search_objects",
     "search_table",
     "search_triggers",
+    "sqlite_error",
 ]

@@ -12,6 +12,7 @@ import sqlite_utils
 
 from temporal.store.bulk import Bulk
 from temporal.store.reader import Reader
+from temporal.store.sql import sqlite_error
 from temporal.store.tables import (
     FINGERPRINT,
     MIGRATIONS,
@@ -23,7 +24,7 @@ from temporal.store.tables import (
     search_table,
     search_triggers,
 )
-from vault import IndexUnavailable, QueryTooComplex
+from vault import IndexUnavailable
 
 __all__ = ["Store"]
 
@@ -153,10 +154,8 @@ class Store:
             if deadline is not None:
                 conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
             yield Reader(conn, self.fingerprint)
-        except sqlite3.OperationalError as exc:
-            if "interrupted" in str(exc):
-                raise QueryTooComplex("The query ran past its time limit") from exc
-            raise IndexUnavailable(f"State database error: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise sqlite_error(exc) from exc
         finally:
             conn.set_progress_handler(None, 0)
             if conn.in_transaction:

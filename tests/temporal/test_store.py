@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 
 import temporal
 from temporal.store import chunks, marks, run
-from vault import InvalidInput
+from vault import IndexUnavailable, InvalidInput, QueryTooComplex
 
 
 @pytest.mark.parametrize(("items", "expected"), [([], "NULL"), ([1], "?"), (["a", "b"], "?,?")])
@@ -100,3 +101,32 @@ def test_the_reader_knows_the_note_files_of_the_last_reconcile(tmp_path: Path) -
             assert not reader.knows_note_file("team/a.md")
     finally:
         store.close()
+
+
+def test_a_statement_past_the_reads_deadline_is_query_too_complex(tmp_path: Path) -> None:
+    # The read's progress handler interrupts a statement once its deadline has passed: the
+    # caller gets the project's error, not SQLite's.
+    store = temporal.Store.open(tmp_path / "state.db")
+    heavy = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) FROM n"
+    with (
+        pytest.raises(QueryTooComplex, match="time limit"),
+        store.read(deadline=time.monotonic() - 1) as reader,
+    ):
+        reader.run(heavy).fetchone()
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (sqlite3.OperationalError("interrupted"), QueryTooComplex),
+        (sqlite3.OperationalError("database is locked"), IndexUnavailable),
+        (sqlite3.DatabaseError("database disk image is malformed"), IndexUnavailable),
+    ],
+)
+def test_sqlite_errors_are_the_projects(error: sqlite3.Error, expected: type) -> None:
+    assert type(temporal.sqlite_error(error)) is expected
+    conn = sqlite3.connect(":memory:")
+    conn.set_progress_handler(lambda: 1, 1)  # every statement is interrupted
+    with pytest.raises(QueryTooComplex):
+        run(conn, "SELECT 1")
