@@ -75,7 +75,7 @@ def create_app(
 
     def page_check(scope: Scope) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        if not settings.tokens and not _loopback_host(headers, scope.get("client")):
+        if not settings.tokens and not _loopback_host(headers):
             raise Forbidden("Without configured tokens only loopback host names are answered")
         _same_site(headers)
 
@@ -159,7 +159,7 @@ class Guard:
         """
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         client = scope.get("client")
-        if not self.services.settings.tokens and not _loopback_host(headers, client):
+        if not self.services.settings.tokens and not _loopback_host(headers):
             raise Forbidden("Without configured tokens only loopback host names are answered")
         _same_site(headers)
         authorization = headers.get("authorization")
@@ -175,7 +175,7 @@ class Guard:
         """
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         client = scope.get("client")
-        if not self.services.settings.tokens and not _loopback_host(headers, client):
+        if not self.services.settings.tokens and not _loopback_host(headers):
             # No tokens: loopback only, and by name too, so DNS rebinding cannot read the vault.
             raise Forbidden("Without configured tokens only loopback host names are answered")
         _same_site(headers)
@@ -239,12 +239,10 @@ class _Abortable:
         await self.app(scope, receive, send)
 
 
-def _loopback_host(headers: dict[str, str], client: tuple[str, int] | None) -> bool:
+def _loopback_host(headers: dict[str, str]) -> bool:
+    """Whether the `Host` header names this machine (DNS rebinding cannot pass it)."""
     name = _host_name(headers.get("host", ""))
-    if name is not None and is_loopback(name):
-        return True
-    # Starlette's in-process TestClient (and `almanac query`) talk to "testserver".
-    return name == "testserver" and client is not None and client[0] == "testclient"
+    return name is not None and is_loopback(name)
 
 
 def _host_name(host: str) -> str | None:

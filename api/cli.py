@@ -185,7 +185,9 @@ def _query(args: argparse.Namespace) -> int:
         raise StartupError("--variables must be a JSON object")
     settings = _settings(args)
     # One request: the graph projection is built only if the document traverses.
-    with TestClient(create_app(settings, graph=False), base_url="http://127.0.0.1") as client:
+    with TestClient(
+        create_app(settings, graph=False), base_url="http://127.0.0.1", client=("127.0.0.1", 0)
+    ) as client:
         response = client.post("/graphql", json={"query": args.document, "variables": variables})
     print(json.dumps(response.json(), indent=2, ensure_ascii=False))
     return 0 if response.status_code == 200 and "errors" not in response.json() else 1

@@ -113,7 +113,9 @@ def _through_the_api(
     """In-process GraphQL, watcher on: an unchanged-vault query, and edit-then-query."""
     settings = Settings.build(vault=vault, state=db, watch=True)
     query = {"query": "{ records(first: 1) { total meta { snapshot } } }"}
-    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
+    with TestClient(
+        create_app(settings), base_url="http://127.0.0.1", client=("127.0.0.1", 0)
+    ) as client:
         client.post("/graphql", json=query)
         unchanged = floors.median(lambda: client.post("/graphql", json=query), runs * 4)
         edited = floors.median(lambda: client.post("/graphql", json=query), runs, before=edit)

@@ -117,7 +117,9 @@ def measure(vault: Path, state: Path, notes: int, runs: int) -> dict[str, object
     out["fts_rebuild_s"] = time.perf_counter() - start
     store.close()
     settings = Settings.build(vault=vault, state=state, watch=True)
-    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
+    with TestClient(
+        create_app(settings), base_url="http://127.0.0.1", client=("127.0.0.1", 0)
+    ) as client:
         for name, query in QUERIES.items():
             body = {"query": GQL, "variables": {"q": query}}
             answer = client.post("/graphql", json=body).json()

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from starlette.testclient import TestClient
 
 import almanac
 from api.app import create_app
 from api.settings import Settings
 from tests.almanac.shapes import timeless
+from tests.api.helpers import LocalClient
 
 NEW_NOTE = "---\ntype: person\ntitle: Zora Quill\n---\nNew here.\n"
 
@@ -176,7 +176,7 @@ def test_query_answers_what_post_graphql_answers(
 ) -> None:
     state = tmp_path / "state.db"
     settings = Settings.build(vault=demo_vault, state=state, watch=False)
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         served = client.post("/graphql", json={"query": text, "variables": {}}).json()
     with almanac.open(demo_vault, state=state) as kb:
         assert timeless(kb.query(text, {})) == timeless(served)

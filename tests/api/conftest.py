@@ -10,6 +10,7 @@ from starlette.testclient import TestClient
 
 from api.app import create_app
 from api.settings import DEMO_VAULT, Settings
+from tests.api.helpers import LocalClient
 from tests.api.time_vaults import EXTRA, NOTES, app_over, write_vault
 
 
@@ -29,7 +30,7 @@ def settings(demo_vault: Path, tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def client(settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         yield client
 
 
@@ -45,7 +46,7 @@ def demo_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient
         settings = Settings.build(
             vault=folder / "vault", state=folder / "state.db", config=None, watch=False
         )
-        with TestClient(create_app(settings)) as client:
+        with LocalClient(create_app(settings)) as client:
             yield client
 
 

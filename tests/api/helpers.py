@@ -50,3 +50,14 @@ def data(client: TestClient, query: str, **variables: Any) -> dict[str, Any]:
 def codes(body: dict[str, Any]) -> list[str]:
     """`extensions.code` of every error of a response body."""
     return [e["extensions"]["code"] for e in body.get("errors", [])]
+
+
+class LocalClient(TestClient):
+    """Starlette's in-process client as a loopback client: `http://127.0.0.1`, from
+    127.0.0.1 (its own defaults, host `testserver` and client `testclient`, are neither
+    loopback nor allowed; the app knows no test client)."""
+
+    def __init__(self, app: Any, **options: Any) -> None:
+        options.setdefault("base_url", "http://127.0.0.1")
+        options.setdefault("client", ("127.0.0.1", 50000))
+        super().__init__(app, **options)

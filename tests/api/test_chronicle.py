@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 
 from api.app import create_app
 from api.settings import Settings
-from tests.api.helpers import codes, data, gql
+from tests.api.helpers import LocalClient, codes, data, gql
 
 NOTES = {
     # 21:30Z: still the 29th in UTC, the 29th in Berlin (23:30 CEST, the 23-hour day).
@@ -46,7 +46,7 @@ def time_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient
     for name, fields in NOTES.items():
         (vault / f"{name}.md").write_text(f"---\n{fields}\n---\n# {name}\n")
     settings = Settings.build(vault=vault, state=folder / "state.db", config=None, watch=False)
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         yield client
 
 
@@ -290,7 +290,7 @@ def test_cursors_page_through_and_are_bound_to_the_snapshot(
     settings = Settings.build(vault=vault, state=tmp_path / "s.db", config=None, watch=False)
     query = """query($after: String) { chronicleSince(since: "2026-01-01", first: 2, after: $after)
       { total entries { record { id } } pageInfo { hasNextPage endCursor } } }"""
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         seen, after = [], None
         while True:
             page = data(client, query, after=after)["chronicleSince"]

@@ -9,7 +9,7 @@ import pytest
 
 from api.cli import main
 from api.schema import build_schema
-from tests.api.helpers import DEMO_RECORDS
+from tests.api.helpers import DEMO_RECORDS, LocalClient
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -146,14 +146,13 @@ def test_state_inside_the_vault_is_refused(
 def test_app_from_env_reads_almanac_variables(
     demo_vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from starlette.testclient import TestClient
 
     from api import app_from_env
 
     monkeypatch.setenv("ALMANAC_VAULT", str(demo_vault))
     monkeypatch.setenv("ALMANAC_STATE", str(tmp_path / "s.db"))
     monkeypatch.setenv("ALMANAC_WATCH", "0")
-    with TestClient(app_from_env()) as client:
+    with LocalClient(app_from_env()) as client:
         assert client.get("/healthz").json() == {"status": "ok"}
         body = client.post("/graphql", json={"query": "{ status { recordCount } }"}).json()
     assert body == {"data": {"status": {"recordCount": DEMO_RECORDS}}}

@@ -29,13 +29,12 @@ from typing import Any
 import httpx2
 import pytest
 from starlette.applications import Starlette
-from starlette.testclient import TestClient
 
 from api import cli
 from api.app import create_app
 from api.services import Services
 from api.settings import Settings
-from tests.api.helpers import DEMO_RECORDS
+from tests.api.helpers import DEMO_RECORDS, LocalClient
 
 BURST = 20
 MAX_RECONCILES = 3
@@ -111,7 +110,7 @@ def asgi_run(app: Starlette, rid: str, then: Callable[[], int]) -> Any:
 
 def threads_run(app: Starlette, rid: str, then: Callable[[], int]) -> Any:
     """The same with TestClient (its lifespan closes the services): the burst from threads."""
-    with TestClient(app) as client:
+    with LocalClient(app) as client:
 
         def ask(record_id: str) -> dict[str, Any]:
             payload = {"query": QUERY, "variables": {"id": record_id}}
@@ -262,7 +261,7 @@ def cli_between_queries(
     settings = Settings.build(vault=vault, state=state, watch=watch)
     note = vault / path
     record_id = path.removesuffix(".md")
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
 
         def ask() -> dict[str, Any]:
             payload = {"query": CHECKED, "variables": {"id": record_id}}

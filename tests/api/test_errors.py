@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from graphql import GraphQLSyntaxError, parse
+from graphql import GraphQLError, GraphQLSyntaxError, parse
 from starlette.testclient import TestClient
 
 from api.app import create_app
 from api.documents import measure
+from api.errors import render
 from api.settings import Limits, Settings
-from tests.api.helpers import DOCUMENTED, codes, gql, post
+from tests.api.helpers import DOCUMENTED, LocalClient, codes, gql, post
 
 READER_TOKEN = "reader-token-0123456789"
 ADMIN_TOKEN = "admin-token-9876543210"
@@ -48,7 +50,7 @@ scopes = ["default", "work"]
     settings = Settings.build(
         vault=demo_vault, state=tmp_path / "state.db", config=config, watch=False
     )
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         yield client
 
 
@@ -179,9 +181,9 @@ def test_forbidden_without_tokens_off_loopback(settings: Settings) -> None:
     "headers",
     [
         {"Origin": "https://evil.example"},
-        {"Origin": "http://testserver.evil.example"},
+        {"Origin": "http://127.0.0.1.evil.example"},
         {"Sec-Fetch-Site": "cross-site"},
-        {"Sec-Fetch-Site": "cross-site", "Origin": "http://testserver"},
+        {"Sec-Fetch-Site": "cross-site", "Origin": "http://127.0.0.1"},
     ],
 )
 def test_forbidden_cross_site_shape(demo_client: TestClient, headers: dict[str, str]) -> None:
@@ -193,7 +195,7 @@ def test_forbidden_cross_site_shape(demo_client: TestClient, headers: dict[str, 
 @pytest.mark.parametrize(
     "headers",
     [
-        {"Origin": "http://testserver"},
+        {"Origin": "http://127.0.0.1"},
         {"Origin": "null"},
         {"Sec-Fetch-Site": "same-origin"},
         {"Sec-Fetch-Site": "none"},
@@ -295,7 +297,7 @@ def test_introspection_off_hides_suggestions_and_schema(demo_vault: Path, tmp_pa
     config = tmp_path / "almanac.toml"
     config.write_text("[graphql]\nintrospection = false\n")
     settings = Settings.build(vault=demo_vault, state=tmp_path / "s.db", config=config, watch=False)
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         body = gql(client, "{ statu { recordCount } }")
         assert "Did you mean" not in body["errors"][0]["message"]
         body = gql(client, "{ __schema { types { name } } }")
@@ -657,7 +659,7 @@ def test_get_query_parameter_json_is_checked_like_a_body(
     settings: Settings, params: dict[str, str], expected: str
 ) -> None:
     """Refused by the guard's JSON checks, depth first, before JSON is parsed."""
-    with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+    with LocalClient(create_app(settings), raise_server_exceptions=False) as client:
         response = client.get("/graphql", params=params)
     assert response.status_code == 400, response.text[:200]
     (error,) = response.json()["errors"]
@@ -706,3 +708,20 @@ def test_lone_surrogate_in_a_graphql_string_literal_is_a_document_error(
 def test_oversized_int_literal_is_a_validation_error(demo_client: TestClient) -> None:
     body = gql(demo_client, "{ records(first: " + "1" * 5000 + ") { total } }")
     assert codes(body) == ["GRAPHQL_VALIDATION_FAILED"]
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (sqlite3.OperationalError("interrupted"), "QUERY_TOO_COMPLEX"),
+        (sqlite3.OperationalError("database is locked"), "INDEX_UNAVAILABLE"),
+    ],
+)
+def test_sqlite_errors_met_while_rows_are_read_are_rendered_as_ours(
+    error: sqlite3.Error, code: str
+) -> None:
+    # A statement interrupted at its deadline while its rows are read (after `run` returned)
+    # reaches the renderer as SQLite's own error: it is the client's QUERY_TOO_COMPLEX, never
+    # an internal error.
+    shown = render(GraphQLError("interrupted", path=["timeline"], original_error=error))
+    assert shown.extensions == {"code": code}

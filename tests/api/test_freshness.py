@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 
 from api.app import create_app
 from api.settings import Settings
-from tests.api.helpers import DEMO_RECORDS, data
+from tests.api.helpers import DEMO_RECORDS, LocalClient, data
 
 STATUS = """{
   status {
@@ -42,7 +42,7 @@ def open_client(demo_vault: Path, tmp_path: Path) -> Iterator[Any]:
         app = create_app(settings)
         if watch:
             assert app.state.services.watcher is not None, "inotify watcher did not start"
-        client = TestClient(app)
+        client = LocalClient(app)
         client.__enter__()
         clients.append(client)
         return client
@@ -252,12 +252,12 @@ def test_withdrawn_record_stays_out_after_a_restart(
     settings = Settings.build(
         vault=demo_vault, state=tmp_path / "state.db", config=None, watch=watch
     )
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         assert record(client, "claims/x-launch-date") is not None
         note.write_text(active.replace("---\nX", "lifecycle: withdrawn\n---\nX"))
         assert record(client, "claims/x-launch-date") is None
     note.write_text(active)  # restored while the server was down
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         assert record(client, "claims/x-launch-date") is None
         codes = {i["code"] for i in status(client)["coverage"]["issues"]}
         assert "resurrection_blocked" in codes

@@ -14,7 +14,7 @@ import temporal
 from api.app import create_app
 from api.services import Services
 from api.settings import Settings
-from tests.api.helpers import REPLACEMENT, SAMS, SUPERSEDED, codes, data, gql
+from tests.api.helpers import REPLACEMENT, SAMS, SUPERSEDED, LocalClient, codes, data, gql
 
 GRAPH = """query($seed: GraphSeedInput!, $hops: Int, $direction: Direction, $relations: [String!],
   $maxPaths: Int, $fanOut: Int, $history: Boolean, $asOf: String, $scope: String) {
@@ -274,7 +274,7 @@ def test_one_request_reads_one_snapshot_and_its_graph_while_reconciles_apply(
     services = app.state.services
     assert services.watcher is not None, "inotify watcher did not start"
     seen: list[frozenset[str]] = []
-    with TestClient(app) as client:
+    with LocalClient(app) as client:
         for i, text in enumerate(variants, start=1):
             waits = services.view_waits
             held = hold_after_commit(services)
@@ -297,7 +297,7 @@ def test_one_request_reads_one_snapshot_and_its_graph_while_reconciles_apply(
 
 def test_without_a_kept_graph_only_a_traversal_builds_it(settings: Settings) -> None:
     # A CLI run (`almanac query`, `check`) opens the services this way: no projection up front.
-    with TestClient(create_app(settings, graph=False)) as client:
+    with LocalClient(create_app(settings, graph=False)) as client:
         services = client.app.state.services  # type: ignore[attr-defined]
         assert services.projection is None
         data(client, '{ timeline(entity: "people/ada-lopez", first: 1) { total } }')

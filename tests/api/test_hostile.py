@@ -21,7 +21,7 @@ from starlette.testclient import TestClient
 from api.app import create_app
 from api.documents import MAX_ERRORS, Cost, measure
 from api.settings import DEMO_VAULT, Settings
-from tests.api.helpers import codes, gql
+from tests.api.helpers import LocalClient, codes, gql
 from tests.api.served import serve
 
 PROBE = "{ status { recordCount } }"
@@ -209,7 +209,7 @@ def test_a_request_past_its_time_limit_is_cut_off(demo_vault: Path, tmp_path: Pa
     # Smaller than what scanning the vault takes: the deadline has passed before execution.
     config.write_text("[limits]\nrequest_seconds = 0.000001\n")
     settings = Settings.build(vault=demo_vault, state=tmp_path / "s.db", config=config, watch=False)
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         body = gql(client, "{ records(first: 50) { nodes { id locator { path } } } }")
     assert "QUERY_TOO_COMPLEX" in codes(body), body
     assert any("time limit" in error["message"] for error in body["errors"])

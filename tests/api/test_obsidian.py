@@ -7,11 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from starlette.testclient import TestClient
 
 from api import Settings, create_app
 from api.cli import main
-from tests.api.helpers import data
+from tests.api.helpers import LocalClient, data
 
 CONFIG = """
 [fields]
@@ -45,7 +44,7 @@ def _vault(tmp_path: Path) -> tuple[Path, Path]:
 def test_obsidian_dates_and_daily_notes_answer_time_queries(tmp_path: Path) -> None:
     root, config = _vault(tmp_path)
     settings = Settings.build(vault=root, state=tmp_path / "s.db", config=config, watch=False)
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         day = data(
             client,
             '{ chronicleDay(date: "2024-03-05")'
@@ -71,7 +70,7 @@ def test_obsidian_dates_and_daily_notes_answer_time_queries(tmp_path: Path) -> N
 def test_without_the_config_only_almanac_names_date_a_note(tmp_path: Path) -> None:
     root, _ = _vault(tmp_path)
     settings = Settings.build(vault=root, state=tmp_path / "s.db", watch=False)
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         day = data(client, '{ chronicleSince(since: "2000-01-01") { entries { record { id } } } }')
     assert day["chronicleSince"]["entries"] == [{"record": {"id": "Meetings/Retro"}}]
 
@@ -110,7 +109,7 @@ def test_embeds_of_attachments_resolve_to_their_files(tmp_path: Path, watch: boo
         "# Page\n![[lucide-send.svg#icon]] [[Doug]]\n![[Engelbart.jpg\\|200]]\n![[later.pdf]]\n"
     )
     settings = Settings.build(vault=root, state=tmp_path / "s.db", watch=watch)
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         first = data(client, LINKS, id="Page")["record"]["links"]
         (root / "later.pdf").write_bytes(b"%PDF")
         added = data(client, LINKS, id="Page")["record"]["links"][-1]

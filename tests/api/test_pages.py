@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 from api.app import create_app
 from api.explorer import STATIC
 from api.settings import Settings
+from tests.api.helpers import LocalClient
 from tests.api.served import serve
 
 HTML = {"accept": "text/html,application/xhtml+xml"}
@@ -28,7 +29,7 @@ def secured(demo_vault: Path, tmp_path: Path) -> Iterator[TestClient]:
     settings = Settings.build(
         vault=demo_vault, state=tmp_path / "state.db", config=config, watch=False
     )
-    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
+    with LocalClient(create_app(settings), base_url="http://127.0.0.1") as client:
         yield client
 
 
@@ -106,7 +107,7 @@ def test_graphiql_can_be_turned_off(demo_vault: Path, tmp_path: Path) -> None:
     config = tmp_path / "almanac.toml"
     config.write_text("[graphql]\ngraphiql = false\n", "utf-8")
     settings = Settings.build(vault=demo_vault, state=tmp_path / "s.db", config=config)
-    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
+    with LocalClient(create_app(settings), base_url="http://127.0.0.1") as client:
         response = client.get("/graphql", headers=HTML)
         assert "graphiql.min.js" not in response.text
         assert client.get("/", headers=HTML).status_code == 200

@@ -18,6 +18,7 @@ from starlette.testclient import TestClient
 from api.app import create_app
 from api.settings import Settings
 from temporal import from_datetime
+from tests.api.helpers import LocalClient
 from tests.api.served import serve
 
 BERLIN_NIGHT = "2026-03-01T22:59:10Z"  # 23:59:10 in Berlin
@@ -52,7 +53,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def polled(settings: Settings, clock: Clock) -> Iterator[TestClient]:
-    with TestClient(create_app(settings, clock=clock)) as client:
+    with LocalClient(create_app(settings, clock=clock)) as client:
         yield client
 
 
@@ -154,7 +155,7 @@ def test_the_cache_is_bounded_by_bytes(demo_vault: Path, tmp_path: Path, clock: 
     config.write_text("[limits]\ncache_bytes = 8192\n", encoding="utf-8")
     settings = Settings.build(vault=demo_vault, state=tmp_path / "s.db", config=config, watch=False)
     app = create_app(settings, clock=clock)
-    with TestClient(app) as client:
+    with LocalClient(app) as client:
         for first in range(1, 40):
             _get(client, f"{{ records(first: {first}) {{ nodes {{ id body }} }} }}")
         answers = app.state.graphql.answers
@@ -204,7 +205,7 @@ def test_metrics_follow_the_graphql_rules(demo_vault: Path, tmp_path: Path) -> N
     digest = hashlib.sha256(token.encode()).hexdigest()
     config.write_text(f'[[tokens]]\nsha256 = "{digest}"\nscopes = ["default"]\n', "utf-8")
     settings = Settings.build(vault=demo_vault, state=tmp_path / "s.db", config=config, watch=False)
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         assert client.get("/metrics").status_code == 401
         assert client.get("/metrics", headers={"Authorization": "Bearer nope"}).status_code == 401
         answer = client.get("/metrics", headers={"Authorization": f"Bearer {token}"})

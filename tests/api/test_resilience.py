@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 
 from api.app import create_app
 from api.settings import Settings
-from tests.api.helpers import DEMO_RECORDS, data, post
+from tests.api.helpers import DEMO_RECORDS, LocalClient, data, post
 
 STATUS = "{ status { snapshot recordCount } records(first: 1) { meta { degraded } } }"
 
@@ -72,7 +72,7 @@ def test_a_reconcile_on_a_full_disk_serves_the_last_snapshot_marked_stale(
     demo_vault: Path, small_disk: Path
 ) -> None:
     settings = Settings.build(vault=demo_vault, state=small_disk / "state.db", watch=False)
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         before = data(client, STATUS)
         assert before["status"]["recordCount"] == DEMO_RECORDS
         filler = fill(small_disk)
@@ -109,7 +109,7 @@ def test_watcher_that_loses_the_vault_folder_falls_back_to_scanning(tmp_path: Pa
     vault.mkdir()
     (vault / "a.md").write_text("# A\n")
     settings = Settings.build(vault=vault, state=tmp_path / "state.db", watch=True)
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         assert data(client, STATUS)["status"]["recordCount"] == 1
         # Restore from a backup by swapping folders: the old watches point at the old inode.
         os.rename(vault, tmp_path / "old")
@@ -124,7 +124,7 @@ def test_watcher_follows_a_folder_created_and_removed_at_once(tmp_path: Path) ->
     vault = tmp_path / "vault"
     vault.mkdir()
     settings = Settings.build(vault=vault, state=tmp_path / "state.db", watch=True)
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         assert data(client, STATUS)["status"]["recordCount"] == 0
         (vault / "gone").mkdir()
         (vault / "gone").rmdir()

@@ -8,7 +8,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from api import Settings, create_app
-from tests.api.helpers import REPLACEMENT, SUPERSEDED, WITHDRAWN, codes, data, gql
+from tests.api.helpers import REPLACEMENT, SUPERSEDED, WITHDRAWN, LocalClient, codes, data, gql
 
 SEARCH = """
 query($q: String!, $mode: MatchMode, $filter: RecordFilter, $first: Int, $after: String) {
@@ -253,7 +253,7 @@ def test_a_scope_the_token_cannot_read_never_moves_its_results(tmp_path: Path) -
         (vault / "team").mkdir(parents=True, exist_ok=True)
         (vault / "team" / f"t{i}.md").write_text(text)
     queries = [("ledger", "ALL"), ("ledger review words", "ANY"), ("budget words", "PHRASE")]
-    with TestClient(create_app(scoped_settings(tmp_path))) as client:
+    with LocalClient(create_app(scoped_settings(tmp_path))) as client:
         before = [every_page(client, "team", q, m) for q, m in queries]
         assert json.loads(before[0][0])["data"]["search"]["total"] == 6
         (vault / "private").mkdir()

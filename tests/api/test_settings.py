@@ -6,9 +6,9 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from starlette.testclient import TestClient
 
 from api import Settings, create_app
+from tests.api.helpers import LocalClient
 from vault import StartupError
 
 
@@ -24,7 +24,7 @@ def test_type_aliases_are_expanded_before_filtering(tmp_path: Path) -> None:
     (vault / "ada.md").write_text("---\ntype: people\n---\n# Ada\n")
     config = write_config(tmp_path, '[type_aliases]\npeople = "person"\n')
     settings = Settings.build(vault=vault, state=tmp_path / "s.db", config=config, watch=False)
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         query = '{ records(filter: {type: "person"}) { total nodes { id type } } }'
         body = client.post("/graphql", json={"query": query}).json()
     assert body["data"]["records"] == {"total": 1, "nodes": [{"id": "ada", "type": "person"}]}
@@ -44,7 +44,7 @@ def test_a_token_read_from_the_environment_grants_its_scopes(tmp_path: Path) -> 
         vault=vault, state=tmp_path / "s.db", config=config, watch=False, environ=environ
     )
     assert settings.tokens == {hashlib.sha256(b"s3cret-team").hexdigest(): ("team",)}
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         query = {"query": "{ status { recordCount scopes } }"}
         denied = client.post("/graphql", json=query)
         allowed = client.post(
@@ -111,7 +111,7 @@ def test_pages_walk_records_that_share_an_id_across_scopes(tmp_path: Path) -> No
     query = """query($after: String) { records(first: 1, after: $after) {
         total nodes { id scope } pageInfo { hasNextPage endCursor } } }"""
     seen = []
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         after = None
         for _ in range(3):
             body = client.post("/graphql", json={"query": query, "variables": {"after": after}})

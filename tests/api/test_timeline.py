@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 
 from api.app import create_app
 from api.settings import Settings
-from tests.api.helpers import REPLACEMENT, SUPERSEDED, codes, data, gql
+from tests.api.helpers import REPLACEMENT, SUPERSEDED, LocalClient, codes, data, gql
 
 NOTES = {
     "ada": "type: person\ntitle: Ada",
@@ -66,7 +66,7 @@ def tl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     for name, fields in NOTES.items():
         (vault / f"{name}.md").write_text(f"---\n{fields}\n---\n{BODIES.get(name, '')}\n")
     settings = Settings.build(vault=vault, state=folder / "state.db", config=None, watch=False)
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         yield client
 
 
@@ -272,7 +272,7 @@ def test_a_type_alias_asked_for_is_expanded_like_the_notes_types(tmp_path: Path)
     config = tmp_path / "almanac.toml"
     config.write_text('[type_aliases]\nmeetings = "meeting"\n')
     settings = Settings.build(vault=vault, state=tmp_path / "s.db", config=config, watch=False)
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         for kind in ("meeting", "meetings"):
             result = data(client, Q, kind=kind, first=10)["timeline"]
             assert ids(result) == ["m", "n"], kind
@@ -310,7 +310,7 @@ def test_group_by_source_reads_a_relationship_to_a_dated_record_as_its_note(
     for name, (fields, body) in ENDPOINTS.items():
         (vault / f"{name}.md").write_text(f"---\n{fields}\n---\n{body}\n")
     settings = Settings.build(vault=vault, state=tmp_path / "state.db", config=None, watch=False)
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         result = timeline(client, entity="ada", group="SOURCE", asOf=None)
     assert ids(result) == ["standup", "workshop"]
     standup, workshop = result["entries"]

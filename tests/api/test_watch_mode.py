@@ -8,11 +8,10 @@ from pathlib import Path
 
 import httpx2 as httpx
 import pytest
-from starlette.testclient import TestClient
 
 from api.app import create_app
 from api.settings import DEMO_VAULT, Settings
-from tests.api.helpers import DEMO_RECORDS, data
+from tests.api.helpers import DEMO_RECORDS, LocalClient, data
 from tests.api.served import serve
 from vault import StartupError
 
@@ -77,7 +76,7 @@ def test_a_bad_watch_mode_is_a_startup_error(demo_vault: Path, tmp_path: Path) -
 
 def test_the_fallback_scans_and_sees_every_change(demo_vault: Path, tmp_path: Path) -> None:
     settings = _build(demo_vault, tmp_path, "auto", _table(demo_vault, "nfs4", "nas:/notes"))
-    with TestClient(create_app(settings)) as client:
+    with LocalClient(create_app(settings)) as client:
         assert data(client, MODE)["status"] == {"watchMode": "scan", "recordCount": DEMO_RECORDS}
         # As a change made on another machine: written here, but the service has no watcher to
         # tell it; the scan of the next query finds it.
@@ -92,7 +91,7 @@ def test_a_local_vault_is_watched(tmp_path: Path) -> None:
     folder = Path(shutil.copytree(DEMO_VAULT, shm / f"almanac-{tmp_path.name}"))
     try:
         settings = _build(folder, tmp_path, "auto", None)  # this machine's own mount table
-        with TestClient(create_app(settings)) as client:
+        with LocalClient(create_app(settings)) as client:
             assert data(client, MODE)["status"]["watchMode"] == "inotify"
     finally:
         shutil.rmtree(folder)

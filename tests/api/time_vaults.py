@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 
 from api.app import create_app
 from api.settings import Settings
-from tests.api.helpers import data
+from tests.api.helpers import LocalClient, data
 
 # -- building vaults ------------------------------------------------------------------------
 
@@ -31,7 +31,7 @@ def write_vault(vault: Path, notes: Mapping[str, str]) -> None:
 
 def app_over(vault: Path, state: Path, config: Path | None = None) -> TestClient:
     settings = Settings.build(vault=vault, state=state, config=config, watch=False)
-    return TestClient(create_app(settings))
+    return LocalClient(create_app(settings))
 
 
 def touch(path: Path, text: str) -> None:
