@@ -140,8 +140,8 @@ __all__ = [
     "search_records",
     "seed_matches",
     "snapshot_id",
+    "sqlite_error",
     "timeline",
     "timezone",
     "week_of",
-    "sqlite_error",
 ]
