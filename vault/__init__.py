@@ -24,7 +24,6 @@ from vault.excerpt import NoteText, read_note_text
 from vault.issue import Issue
 from vault.links import Link, wiki_target
 from vault.note import (
-    DATE_FIELDS,
     KNOWN_FIELDS,
     REFERENCE_FIELDS,
     Note,
@@ -32,7 +31,7 @@ from vault.note import (
     parse_note,
     read_note,
 )
-from vault.reading import DailyNotes, ReadOptions, field_map
+from vault.reading import DATE_FIELDS, DailyNotes, ReadOptions, field_map
 from vault.scan import (
     KnownStats,
     NoteFile,

@@ -16,11 +16,10 @@ from vault.content import (
 from vault.frontmatter import MAX_FRONTMATTER_BYTES, load_frontmatter, plain_value
 from vault.issue import Issue, reduce_by_fields
 from vault.links import Link, extract_links, first_heading, wiki_target
-from vault.reading import ReadOptions, daily_date
+from vault.reading import DATE_FIELDS, ReadOptions, daily_date
 from vault.scan import NoteFile
 
 __all__ = [
-    "DATE_FIELDS",
     "KNOWN_FIELDS",
     "REFERENCE_FIELDS",
     "Note",
@@ -29,16 +28,6 @@ __all__ = [
     "read_note",
 ]
 
-DATE_FIELDS = (
-    "occurred_at",
-    "ends_at",
-    "recorded_at",
-    "updated_at",
-    "due_at",
-    "valid_from",
-    "valid_until",
-    "reinstated_at",
-)
 REFERENCE_FIELDS = ("owner", "subject", "source", "from", "to", "superseded_by")
 _LIST_FIELDS = ("aliases", "tags", "entities", "derived_from", "exdates", "rdates")
 _TEXT_FIELDS = (

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 
 from vault.errors import StartupError
 
-__all__ = ["DailyNotes", "ReadOptions", "daily_date", "field_map"]
+__all__ = ["DATE_FIELDS", "DailyNotes", "ReadOptions", "daily_date", "field_map"]
 
-# Almanac's date fields (`vault.note.DATE_FIELDS`, repeated here to keep this module a leaf).
-_TIME_FIELDS = (
+# Almanac's date fields, the names `[fields]` may map (`vault.note` reads them).
+DATE_FIELDS = (
     "occurred_at",
     "ends_at",
     "recorded_at",
@@ -98,10 +98,10 @@ def field_map(value: object, *, known: frozenset[str]) -> dict[str, tuple[str, .
     mapped: dict[str, tuple[str, ...]] = {}
     owner: dict[str, str] = {}
     for name, names in value.items():
-        if name not in _TIME_FIELDS:
+        if name not in DATE_FIELDS:
             raise StartupError(
                 f"Config [fields] key {name!r} is not an Almanac time field"
-                f" ({', '.join(_TIME_FIELDS)})"
+                f" ({', '.join(DATE_FIELDS)})"
             )
         if isinstance(names, str):
             names = [names]
