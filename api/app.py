@@ -73,13 +73,7 @@ def create_app(
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
-    def page_check(scope: Scope) -> None:
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        if not settings.tokens and not _loopback_host(headers):
-            raise Forbidden("Without configured tokens only loopback host names are answered")
-        _same_site(headers)
-
-    pages = Pages(page_check)
+    pages = Pages(lambda scope: _site_headers(scope, tokens=bool(settings.tokens)))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -157,11 +151,8 @@ class Guard:
         Raises:
             AlmanacError: the first check it fails (the handshake is answered 403).
         """
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        headers = _site_headers(scope, tokens=bool(self.services.settings.tokens))
         client = scope.get("client")
-        if not self.services.settings.tokens and not _loopback_host(headers):
-            raise Forbidden("Without configured tokens only loopback host names are answered")
-        _same_site(headers)
         authorization = headers.get("authorization")
         if authorization is not None or not self.services.settings.tokens:
             scopes_for_token(self.services, authorization, client[0] if client else None)
@@ -173,12 +164,8 @@ class Guard:
         Raises:
             AlmanacError: the first check it fails, answered with the class's status and code.
         """
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        headers = _site_headers(scope, tokens=bool(self.services.settings.tokens))
         client = scope.get("client")
-        if not self.services.settings.tokens and not _loopback_host(headers):
-            # No tokens: loopback only, and by name too, so DNS rebinding cannot read the vault.
-            raise Forbidden("Without configured tokens only loopback host names are answered")
-        _same_site(headers)
         scope["almanac.scopes"] = scopes_for_token(
             self.services, headers.get("authorization"), client[0] if client else None
         )
@@ -237,6 +224,21 @@ class _Abortable:
                 with contextlib.suppress(OSError):
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _SOCKET_BUFFER)
         await self.app(scope, receive, send)
+
+
+def _site_headers(scope: Scope, *, tokens: bool) -> dict[str, str]:
+    """A request's headers (names lower-cased) once its host and site pass: without configured
+    tokens only a loopback host name is answered (by name too, so DNS rebinding cannot read the
+    vault), and never a cross-site request (pages, `/graphql`, WebSocket upgrades alike).
+
+    Raises:
+        Forbidden: the first rule it breaks.
+    """
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    if not tokens and not _loopback_host(headers):
+        raise Forbidden("Without configured tokens only loopback host names are answered")
+    _same_site(headers)
+    return headers
 
 
 def _loopback_host(headers: dict[str, str]) -> bool:

@@ -54,7 +54,7 @@ class Pages:
             data.
     """
 
-    def __init__(self, check: Callable[[Scope], None]) -> None:
+    def __init__(self, check: Callable[[Scope], object]) -> None:
         self.check = check
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
