@@ -9,6 +9,7 @@ they ask `/graphql` for it, where the usual checks (tokens, scopes) apply.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import mimetypes
 import re
@@ -121,6 +122,7 @@ def _response(path: str) -> Response:
     return FileResponse(file, media_type=kind, headers=headers)
 
 
+@functools.cache  # the package's files do not change while it runs
 def _inline_csp(file: Path) -> str:
     """The CSP of a one-file example page: its own inline scripts and styles (by hash), else
     what the explorer may do."""
