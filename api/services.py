@@ -372,13 +372,7 @@ class Services:
             if self._covered >= ticket:
                 return
             start = self.arrivals
-            try:
-                await anyio.to_thread.run_sync(lambda: self.reconcile_now(now_us=now_us))
-            except AlmanacError:
-                raise
-            except Exception as exc:
-                log.exception("Reconcile failed")
-                raise IndexUnavailable(f"Reconcile failed: {type(exc).__name__}") from exc
+            await anyio.to_thread.run_sync(lambda: self._catch_up(now_us))
             self._covered = start
 
     def ensure_fresh_blocking(self, *, now_us: int) -> None:
@@ -400,14 +394,19 @@ class Services:
                 self.freshness = Freshness(now_us, self.freshness.indexed_at)
                 self._covered = start
                 return
-            try:
-                self.reconcile_now(now_us=now_us)
-            except AlmanacError:
-                raise
-            except Exception as exc:
-                log.exception("Reconcile failed")
-                raise IndexUnavailable(f"Reconcile failed: {type(exc).__name__}") from exc
+            self._catch_up(now_us)
             self._covered = start
+
+    def _catch_up(self, now_us: int) -> None:
+        """The reconcile a freshness check waits for; an unexpected failure is logged and is
+        the caller's `IndexUnavailable`."""
+        try:
+            self.reconcile_now(now_us=now_us)
+        except AlmanacError:
+            raise
+        except Exception as exc:
+            log.exception("Reconcile failed")
+            raise IndexUnavailable(f"Reconcile failed: {type(exc).__name__}") from exc
 
     def _quiet(self) -> bool:
         """True when the watcher proves nothing changed; collects what did otherwise."""
