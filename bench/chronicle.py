@@ -20,7 +20,6 @@ import functools
 import http.client
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import floors
 import generate
+from serving import free_port
 
 from api.context import Context
 from api.schema import build_schema
@@ -107,7 +107,7 @@ def measure(vault: Path, state: Path, runs: int) -> dict[str, Any]:
     for name, rule in RULES.items():
         out[f"recurrence_first_2000_{name}"] = _first_2000(rule, runs)
     schema = build_schema()
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "api", "serve", "--vault", str(vault), "--state", str(state)]
         + ["--port", str(port)],
@@ -172,12 +172,6 @@ def _send(port: int, body: str) -> int:
         return response.status
     finally:
         conn.close()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _connect(port: int) -> http.client.HTTPConnection:

@@ -20,7 +20,6 @@ import json
 import os
 import random
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -32,6 +31,7 @@ from typing import Any
 
 import generate
 import httpx2 as httpx
+from serving import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,13 +50,6 @@ KINDS = {
     ),
     "lookup": "query($n: String!) { lookup(name: $n) { status record { id } candidates { id } } }",
 }
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _memory_mb(pid: int) -> dict[str, float]:
@@ -107,7 +100,7 @@ def run(
     config: Path | None = None,
     hubs_every: int = 0,
 ) -> dict[str, Any]:
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "api", "serve", "--vault", str(vault), "--state", str(state)]
     if config is not None:

@@ -16,7 +16,6 @@ import asyncio
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from urllib.parse import urlencode
 
 import httpx2 as httpx
 import pendulum
+from serving import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 DASHBOARD = (
@@ -36,12 +36,6 @@ DASHBOARD = (
     " { total clockCounts { clock count } entries { record { id title } clock } } }"
 )
 EVENTS = "subscription { snapshots { snapshot committedAt changed } }"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def floor_app() -> Any:  # Any: a Starlette app (bench code, not typed as the packages are)
@@ -157,7 +151,7 @@ def main() -> None:
         shutil.copytree(ROOT / "api" / "demo_vault", folder / "vault")
         config = folder / "almanac.toml"
         config.write_text(f"[limits]\nmax_connections = {args.subscribers + 10}\n")
-        port = _free_port()
+        port = free_port()
         base = f"http://127.0.0.1:{port}"
         command = [sys.executable, "-m", "api", "serve", "--vault", str(folder / "vault")]
         command += [
@@ -169,7 +163,7 @@ def main() -> None:
             str(config),
         ]
         almanac = _start(command, base, folder / "almanac.log", env)
-        floor_port = _free_port()
+        floor_port = free_port()
         floor_base = f"http://127.0.0.1:{floor_port}"
         try:
             params = {"query": DASHBOARD}

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
+from serving import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,13 +48,6 @@ KINDS: dict[str, str] = {
         " { nodes { id } paths { nodes edges { relation } } } }"
     ),
 }
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _memory_mb(pid: int) -> dict[str, float]:
@@ -101,7 +94,7 @@ def _variables(kind: str, person: tuple[str, str]) -> dict[str, str]:
 
 def run(vault: Path, state: Path, *, warmup: int, watch: bool) -> dict[str, Any]:
     people = _people(vault, 50)
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "api", "serve", "--vault", str(vault), "--state", str(state)]
     command += ["--port", str(port), "--watch", "on" if watch else "off"]
