@@ -55,11 +55,12 @@ class Answers:
         params: Mapping[str, str],
         *,
         scopes: Sequence[str],
+        snapshot: str,
         clock_us: int,
     ) -> str | None:
-        """The tag of a request's answer read from `reader` with `scopes`, or None when it has
-        none (no document, one that reads the instant or the files, variables that are not an
-        object)."""
+        """The tag of a request's answer read from `reader` (the `snapshot` of `scopes`), or
+        None when it has none (no document, one that reads the instant or the files, variables
+        that are not an object)."""
         text = params.get("query")
         if not text or _UNKEPT.search(text):
             return None
@@ -72,7 +73,7 @@ class Answers:
         issues = self._issue_digests(reader)
         parts = [
             self.schema_id,
-            temporal.snapshot_id(reader.digests(), scopes, reader.fingerprint),
+            snapshot,
             [issues.get(scope, "") for scope in scopes],
             list(scopes),
             text,

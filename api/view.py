@@ -126,9 +126,13 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         tag = None
         if not context.degraded:
             scopes = readable_scopes(self.services, context.scopes)
-            context.snapshot(scopes)
-            params = request.query_params
-            tag = answers.tag(context.reader(), params, scopes=scopes, clock_us=context.clock_us)
+            tag = answers.tag(
+                context.reader(),
+                request.query_params,
+                scopes=scopes,
+                snapshot=context.snapshot(scopes),
+                clock_us=context.clock_us,
+            )
         if tag is None:
             return await self.run(request, context=context)
         headers = {
