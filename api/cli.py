@@ -3,7 +3,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -53,6 +53,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--no-watch", action="store_true", help="the same as --watch off")
     serve.add_argument(
+        "--workers",
+        default=None,
+        help="processes serving the one state file: a number, or auto (one per core);"
+        " default: ALMANAC_WORKERS, else 1",
+    )
+    serve.add_argument(
         "--log-format",
         choices=("text", "json"),
         default="text",
@@ -90,18 +96,17 @@ def _serve(args: argparse.Namespace) -> int:
 
     from api.app import create_app
     from api.context import is_loopback
+    from api.workers import GRACE_SECONDS, log_requests_as_json, serve_workers, worker_count
 
     settings = _settings(args, watch="off" if args.no_watch else args.watch)
     if not settings.tokens and not is_loopback(args.host):
         raise StartupError("Without configured tokens Almanac serves on loopback only")
+    workers = worker_count(args.workers if args.workers is not None else _env_workers())
+    if workers > 1:
+        return serve_workers(settings, args, workers)
     log_json = args.log_format == "json"
     if log_json:
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        requests = logging.getLogger("almanac.requests")
-        requests.addHandler(handler)
-        requests.setLevel(logging.INFO)
-        requests.propagate = False
+        log_requests_as_json()
     app = create_app(settings, log_json=log_json)
     # What start-up made (the reconciler's memory: millions of objects) lives as long as the
     # server: out of the collector's sight, or each full collection walks it (seconds at
@@ -124,8 +129,13 @@ def _serve(args: argparse.Namespace) -> int:
         access_log=not log_json,  # the JSON lines say it all
         ws="websockets-sansio",
         ws_max_size=settings.limits.max_body_bytes,  # a client's message, as a request body
+        timeout_graceful_shutdown=GRACE_SECONDS,
     )
     return 0
+
+
+def _env_workers() -> str:
+    return os.environ.get("ALMANAC_WORKERS") or "1"
 
 
 def _reconcile(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import time
 import uuid
@@ -34,7 +35,7 @@ from api.context import CONTEXT, readable_scopes
 from api.live import Feed
 from api.services import Services, now_us
 
-__all__ = ["Metrics", "RequestLog"]
+__all__ = ["Metrics", "RequestLog", "process_memory"]
 
 log = logging.getLogger("almanac.requests")
 
@@ -99,6 +100,15 @@ class Metrics:
             registry=registry,
         )
         ProcessCollector(registry=registry)
+        # With `--workers`, each answer comes from one worker: which one, and what it costs.
+        pid = Gauge("almanac_worker_pid", "The id of the process answering", registry=registry)
+        pid.set_function(os.getpid)
+        pss = Gauge(
+            "almanac_proportional_memory_bytes",
+            "Resident bytes of this process, pages shared with others counted by share (PSS)",
+            registry=registry,
+        )
+        pss.set_function(lambda: process_memory()[1])
         services.reconcile_listeners.append(self._reconciled)
 
     def _reconciled(self, result: temporal.ReconcileResult | None, seconds: float) -> None:
@@ -162,6 +172,22 @@ class RequestLog:
                 metrics.cache_hits.inc()
             if self.json_lines:
                 log.info(_line(request_id, operation, seconds, status, context, cache))
+
+
+def process_memory(pid: int | str = "self") -> tuple[int, int]:
+    """The resident (RSS) and proportional (PSS: a page shared by n processes counts 1/n)
+    set size of a process in bytes, from `/proc/<pid>/smaps_rollup`; (0, 0) where there is
+    none (not Linux, or the process is gone)."""
+    found = {"Rss:": 0, "Pss:": 0}
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as rollup:
+            for line in rollup:
+                name, _, rest = line.partition(" ")
+                if name in found:
+                    found[name] = int(rest.split()[0]) * 1024
+    except (OSError, ValueError):
+        return 0, 0
+    return found["Rss:"], found["Pss:"]
 
 
 def _label(scope: Scope, context: Any) -> str:  # Any: a Context, or None before one was made

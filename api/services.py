@@ -16,7 +16,15 @@ import pendulum
 import temporal
 from api.settings import Settings
 from graph import CompactStamp, Edge, Projection, ProjectionView, read_rows, write_rows
-from temporal import FINGERPRINT, NodeRow, Reconciler, ReconcileResult, Store, from_datetime
+from temporal import (
+    FINGERPRINT,
+    NodeRow,
+    Reconciler,
+    ReconcileResult,
+    Store,
+    WriterLock,
+    from_datetime,
+)
 from vault import AlmanacError, GraphWarming, IndexUnavailable
 from vault.watcher import Watcher
 
@@ -68,6 +76,7 @@ class Services:
         self.arrivals = 0
         self.reconciles = 0
         self.view_waits = 0
+        self.follows = 0  # other processes' commits followed outside a reconcile
         self._covered = 0
         self._pending: set[str] = set()
         self._rescan = True
@@ -114,7 +123,16 @@ class Services:
         Raises:
             IndexUnavailable: the state database cannot be used.
         """
-        store = Store.open(settings.db_path, fingerprint=settings.config.fingerprint(FINGERPRINT))
+        # Workers starting together on a new (or outdated) state file make its tables one at
+        # a time: SQLite alone would refuse one of them at once (a read upgraded to a write).
+        lock = WriterLock(settings.db_path)
+        try:
+            with lock.held():
+                store = Store.open(
+                    settings.db_path, fingerprint=settings.config.fingerprint(FINGERPRINT)
+                )
+        finally:
+            lock.close()
         services = cls(settings, store, Reconciler(store, settings.vault, settings.config))
         services.keeps_graph = graph
         if settings.watch:
@@ -139,6 +157,11 @@ class Services:
         """How the service learns of vault changes now: `inotify`, or `scan` (every query)."""
         return "inotify" if self.watcher is not None else "scan"
 
+    def wait_graph(self) -> None:
+        """Wait until the graph's warm-up at start (if any) has ended."""
+        if self._warmer is not None:
+            self._warmer.join()
+
     def close(self) -> None:
         """Release the watcher and the database (once the graph has warmed up, keeping it in
         the compact file for the next start)."""
@@ -147,6 +170,7 @@ class Services:
         self._keep_compact()
         if self.watcher is not None:
             self.watcher.close()
+        self.reconciler.lock.close()
         self.store.close()
 
     def reconcile_now(
@@ -173,9 +197,10 @@ class Services:
                     raise
                 self._rescan = False
                 self._note(result, now_us)
-                # A reconciler that reloaded its memory (another process wrote the database)
-                # reports only its own changes: the graph is then built again from scratch.
-                self._project(None if result.reloaded else result)
+                # A reconciler that followed other processes' commits says what they changed,
+                # and the graph follows them with its own changes; one that had to load its
+                # memory again in full cannot say: the graph is then built again from scratch.
+                self._project(None if result.reloaded else result.with_followed())
                 if result.changed:
                     _release_free_memory()
                 return result
@@ -231,14 +256,18 @@ class Services:
         return view
 
     def refresh_projection(self) -> None:
-        """Build the graph projection again from what the database holds now (and keep it)."""
+        """Bring the graph projection in step with what the database holds now (and keep
+        it): another process's commits are followed (`Reconciler.follow`), else it is built
+        again."""
         with self._thread_lock:
             self.keeps_graph = True
             if temporal.generation(self.store) in self._views:
                 return  # a reconcile published it while this caller waited for the lock
             self._set_applying(True)
             try:
-                self._project(None)
+                found = self.reconciler.follow() if self.projection is not None else None
+                self.follows += found is not None
+                self._project(None if found is None else ReconcileResult.of_followed(found))
             finally:
                 self._set_applying(False)
 
@@ -412,6 +441,8 @@ class Services:
         """True when the watcher proves nothing changed; collects what did otherwise."""
         if self.watcher is None or self._rescan:
             return False
+        if self.reconciler.behind():
+            return False  # another process committed: follow it before answering
         changes = self.watcher.drain()
         if changes is None:
             self._rescan = True

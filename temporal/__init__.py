@@ -52,9 +52,11 @@ from temporal.queries import (
     timeline,
 )
 from temporal.reconcile import (
+    Followed,
     Reconciler,
     ReconcileResult,
     VaultConfig,
+    WriterLock,
     normalize_name,
     snapshot_id,
 )
@@ -89,6 +91,7 @@ __all__ = [
     "DateValue",
     "EdgeRow",
     "Eligibility",
+    "Followed",
     "Lifecycle",
     "LifecycleFilter",
     "LinkRef",
@@ -118,6 +121,7 @@ __all__ = [
     "TimelineGroup",
     "TimelineQuery",
     "VaultConfig",
+    "WriterLock",
     "chronicle_day",
     "chronicle_since",
     "commit_stamp",

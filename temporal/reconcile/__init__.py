@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from temporal.reconcile.changeset import snapshot_id
 from temporal.reconcile.dates import note_dates
+from temporal.reconcile.follow import Followed, WriterLock
 from temporal.reconcile.names import NameIndex, Resolution, normalize_name, slug_suffixes
 from temporal.reconcile.reconciler import Reconciler, ReconcileResult, VaultConfig
 
 __all__ = [
+    "Followed",
     "NameIndex",
     "ReconcileResult",
     "Reconciler",
     "Resolution",
     "VaultConfig",
+    "WriterLock",
     "normalize_name",
     "note_dates",
     "slug_suffixes",

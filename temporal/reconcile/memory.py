@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import sqlite3
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Collection, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -71,6 +71,7 @@ class Memory:
     digests: dict[str, int] = field(default_factory=dict)
     scan_issues: list[Issue] = field(default_factory=list)
     data_version: int = -1  # the database's `data_version` when loaded or last written
+    generation: int = 0  # the last commit memory holds (the `generation` in `meta`)
 
     @classmethod
     def load(cls, conn: sqlite3.Connection) -> Memory:
@@ -85,22 +86,65 @@ class Memory:
                 gc.enable()
         return memory
 
-    def _load(self, conn: sqlite3.Connection) -> None:
+    def refresh(
+        self, conn: sqlite3.Connection, paths: Collection[str], guard_ids: Collection[str]
+    ) -> None:
+        """Follow commits made elsewhere: forget what memory holds of `paths` (their notes,
+        names, references, stats, attachment) and of the guards `guard_ids`, and read them
+        again from `conn`'s database, with its scan issues and digests. Memory then equals a
+        `load` of that database when the commits wrote rows of no other path.
+        """
+        gc_was = gc.isenabled()
+        gc.disable()
+        try:
+            for path in paths:
+                old = self.entries.pop(path, None)
+                if old is not None:
+                    for res in old.resolved.values():
+                        if res.path is not None and (found := self.referrers.get(res.path)):
+                            found.discard(path)
+                            if not found:
+                                del self.referrers[res.path]
+                self.names.remove(path)
+                self.keys.pop(path, None)
+                self.revisions.pop(path, None)
+                self.attachments.remove(path)
+            for note_id in guard_ids:
+                self.guards.pop(note_id, None)
+            self.scan_issues = []
+            self._load(conn, sorted(paths), sorted(guard_ids))
+        finally:
+            if gc_was:
+                gc.enable()
+
+    def _load(
+        self,
+        conn: sqlite3.Connection,
+        paths: list[str] | None = None,
+        guard_ids: list[str] | None = None,
+    ) -> None:
+        """Read every row (`paths` None) or those of `paths` and `guard_ids` alone."""
+        # `where` picks the rows of the paths asked for (all when None), `args` says which.
+        where = "1" if paths is None else "path IN (SELECT value FROM json_each(?))"
+        args: tuple[str, ...] = () if paths is None else (json.dumps(paths),)
         version = conn.execute("PRAGMA data_version").fetchone()[0]
-        for path, size, mtime_ns, ino, revision in conn.execute("SELECT * FROM files"):
+        for path, size, mtime_ns, ino, revision in conn.execute(
+            f"SELECT * FROM files WHERE {where}", args
+        ):
             self.keys[path] = (size, mtime_ns, ino)
             self.revisions[path] = revision
-        for path, scope in conn.execute("SELECT path, scope FROM attachments"):
+        for path, scope in conn.execute(f"SELECT path, scope FROM attachments WHERE {where}", args):
             self.attachments.add(path, scope)
         # The normalised titles and aliases are stored: no need to normalise them again.
         norms: dict[str, list[str]] = {}
-        for path, key in conn.execute("SELECT path, key FROM names"):
+        for path, key in conn.execute(f"SELECT path, key FROM names WHERE {where}", args):
             norms.setdefault(path, []).append(key)
         query = (
             "SELECT path, id, scope, kind, valid, lifecycle, revision, eligible, slug FROM notes"
+            f" WHERE {where}"
         )
         for path, note_id, scope, kind, valid, lifecycle, revision, eligible, slug in conn.execute(
-            query
+            query, args
         ):
             state = NoteState(
                 path, note_id, scope, kind, bool(valid), lifecycle, revision, None, ()
@@ -111,15 +155,16 @@ class Memory:
                 keys = norms.get(path, ())
                 self.names.add(path, id=note_id, slug=slug, scope=scope, names=(), norms=keys)
         for path, start in conn.execute(
-            "SELECT path, start FROM dates WHERE field = 'reinstated_at'"
+            f"SELECT path, start FROM dates WHERE field = 'reinstated_at' AND {where}", args
         ):
             self.entries[path].reinstated_us = start
         refs: dict[str, list[tuple[str, int, str]]] = {}
         known: dict[tuple[str, str | None], Resolution] = {}
         for path, fld, ord_, _kind, text, line, target, resolved_path, status in conn.execute(
             "SELECT path, field, ord, kind, text, line, target, resolved_path, status"
-            " FROM targets WHERE field <> 'link' OR status IN ('ambiguous', 'file')"
-            " ORDER BY path, field, ord"
+            " FROM targets WHERE (field <> 'link' OR status IN ('ambiguous', 'file'))"
+            f" AND {where} ORDER BY path, field, ord",
+            args,
         ):
             state = self.entries[path]
             if fld == "link":
@@ -137,7 +182,9 @@ class Memory:
                 self.referrers.setdefault(resolved_path, set()).add(path)
         for path, items in refs.items():
             self.entries[path].refs = tuple(items)
-        for path, code in conn.execute("SELECT path, code FROM issues WHERE origin = 'derived'"):
+        for path, code in conn.execute(
+            f"SELECT path, code FROM issues WHERE origin = 'derived' AND {where}", args
+        ):
             if code == "resurrection_blocked":
                 self.entries[path].blocked = True
             elif code == "duplicate_id":
@@ -146,11 +193,18 @@ class Memory:
             "SELECT path, line, field, code, message, record_id FROM issues WHERE origin = 'scan'"
         ):
             self.scan_issues.append(Issue(*row))
-        for note_id, lifecycle, seen_at, hashes in conn.execute("SELECT * FROM guards"):
+        guards = "1" if guard_ids is None else "id IN (SELECT value FROM json_each(?))"
+        for note_id, lifecycle, seen_at, hashes in conn.execute(
+            f"SELECT * FROM guards WHERE {guards}",
+            () if guard_ids is None else (json.dumps(guard_ids),),
+        ):
             self.guards[note_id] = Guard(lifecycle, seen_at, set(json.loads(hashes)))
-        row = conn.execute("SELECT value FROM meta WHERE key = 'digests'").fetchone()
-        if row:
-            self.digests = {k: int(v, 16) for k, v in json.loads(row[0]).items()}
+        rows = dict(
+            conn.execute("SELECT key, value FROM meta WHERE key IN ('digests', 'generation')")
+        )
+        if "digests" in rows:
+            self.digests = {k: int(v, 16) for k, v in json.loads(rows["digests"]).items()}
+        self.generation = int(rows.get("generation", 0))
         self.data_version = version
 
 

@@ -18,16 +18,16 @@ import gc
 import hashlib
 import json
 import os
-import sqlite3
 from collections.abc import Callable, Collection, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import vault
 from temporal.reconcile.changeset import ChangeSet, snapshot_id
+from temporal.reconcile.follow import Followed, WriterLock, follow_entry, followed, log_commit
 from temporal.reconcile.memory import Memory
 from temporal.reconcile.plan import Summary
-from temporal.store import COMMIT_IDS, COMMITS_KEPT, PROJECTION_TABLES, Store
+from temporal.store import PROJECTION_TABLES, Store
 from vault import IndexUnavailable, Issue, NoteFile
 from vault.batch import Outcome, read_and_parse, read_in_workers
 
@@ -89,14 +89,38 @@ class ReconcileResult:
     # Notes whose links and references were resolved again (changed notes and the notes whose
     # targets a changed name may now reach): the graph projection re-reads their edges.
     resolved_paths: tuple[str, ...] = ()
-    # Whether memory was loaded again on the way (another process wrote the database): the
-    # result then says only what this reconcile changed, not what the other process did.
+    # Whether memory was loaded again on the way (another process wrote the database and its
+    # log could not say what): the result then says only what this reconcile changed.
     reloaded: bool = False
+    # What commits of other processes changed, followed on the way (when not `reloaded`).
+    followed: Followed = Followed()
 
     @property
     def changed(self) -> bool:
         """Whether anything was written."""
         return bool(self.changed_paths or self.affected_ids)
+
+    @classmethod
+    def of_followed(cls, found: Followed) -> ReconcileResult:
+        """What other processes' commits changed, as the graph projection reads a result."""
+        return cls(
+            "",
+            tuple(sorted(found.changed_paths)),
+            tuple(sorted(found.affected_ids)),
+            *(0, 0, 0, 0),
+            tuple(sorted(found.resolved_paths)),
+        )
+
+    def with_followed(self) -> ReconcileResult:
+        """This result with what it followed of other processes' commits (`followed`), as
+        the graph projection reads it."""
+        seen = self.followed
+        return dataclasses.replace(
+            self,
+            changed_paths=tuple(sorted(seen.changed_paths.union(self.changed_paths))),
+            affected_ids=tuple(sorted(seen.affected_ids.union(self.affected_ids))),
+            resolved_paths=tuple(sorted(seen.resolved_paths.union(self.resolved_paths))),
+        )
 
 
 class Reconciler:
@@ -111,6 +135,10 @@ class Reconciler:
         # crash-consistency tests stop a process, and a place for tracing.
         self.on_step: Callable[[str], None] = _no_step
         self.loads = 0  # how often memory was loaded from the database (public: tests, metrics)
+        self.follows = 0  # how often it followed other processes' commits instead
+        # Processes serving one state file plan and write one at a time (`almanac serve
+        # --workers`): a plan made beside another's write would be made again.
+        self.lock = WriterLock(store.path)
         self._planning = False  # whether this reconcile's plan began (memory may be ahead)
         self.reload()
 
@@ -150,27 +178,68 @@ class Reconciler:
         gc_was = gc.isenabled()
         gc.disable()
         loads = self.loads
+        seen = Followed()
+        touched: set[str] = set()
         try:
-            for _ in range(3):
-                if self._other_writer():
-                    self.reload()
-                self._planning = False
-                try:
-                    result = self._reconcile(now_us, paths, progress)
-                    return dataclasses.replace(result, reloaded=self.loads != loads)
-                except _OtherWriter:
-                    self.reload()  # and plan again from what the other process wrote
-                except BaseException:
-                    # A plan changes the name index as it goes, and a failed write leaves memory
-                    # ahead of the database: it is loaded again. A failure before the plan began
-                    # (the vault could not be listed) changed nothing to roll back.
-                    if self._planning:
-                        self.reload()
-                    raise
+            with self.lock.held():
+                for _ in range(3):
+                    seen |= self.follow(also=touched) or Followed()
+                    touched = set()
+                    self._planning = False
+                    try:
+                        result = self._reconcile(now_us, paths, progress)
+                        return dataclasses.replace(
+                            result, reloaded=self.loads != loads, followed=seen
+                        )
+                    except _OtherWriter as exc:
+                        # Follow what the other process wrote, and plan again; what this plan
+                        # changed in memory on its way is read again too.
+                        touched = exc.paths
+                    except BaseException:
+                        # A plan changes the name index as it goes, and a failed write leaves
+                        # memory ahead of the database: it is loaded again. A failure before
+                        # the plan began (the vault could not be listed) changed nothing.
+                        if self._planning:
+                            self.reload()
+                        raise
             raise IndexUnavailable("Another process keeps writing the state database")
         finally:
             if gc_was:
                 gc.enable()
+
+    def follow(self, *, also: Collection[str] = ()) -> Followed | None:
+        """Bring memory in step with what other processes committed since it was loaded or
+        last written: only the paths their log entries name are read again.
+
+        Args:
+            also: Paths to read again as well (an abandoned plan changed their names).
+
+        Returns:
+            What they changed (empty when nothing), or None when memory had to be loaded
+            again in full (the log has a gap, or a commit named too many paths).
+        """
+        if not also and not self._other_writer():
+            return Followed()
+        version = self.store.conn.execute("PRAGMA data_version").fetchone()[0]
+        memory = self.memory
+        try:
+            with self.store.read() as reader:
+                found = followed(reader.conn, after=memory.generation)
+                if found is not None:
+                    memory.refresh(reader.conn, found.paths | set(also), found.guard_ids)
+        except BaseException:
+            self.reload()  # memory may be half refreshed
+            raise
+        if found is None:
+            self.reload()
+            return None
+        memory.data_version = version
+        self.follows += 1
+        return found
+
+    def behind(self) -> bool:
+        """Whether another process committed since memory was loaded, written or followed."""
+        return self._other_writer()
 
     def _other_writer(self) -> bool:
         """Whether another connection committed since this reconciler last read or wrote."""
@@ -276,6 +345,12 @@ class Reconciler:
         changes = plan.changes
         scan_changed = self._scan_issues_changed(scan_issues, paths)
         files_changed = plan.files_added or plan.files_removed
+        keys, revisions = self.memory.keys, self.memory.revisions
+        new_stats = {  # a file read again as it was (another process indexed it) writes nothing
+            p: s
+            for p, s in new_stats.items()
+            if s is None or keys.get(p) != s[:3] or revisions.get(p) != s[3]
+        }
         if not changes and not new_stats and not scan_changed and not files_changed:
             return ReconcileResult(self.snapshot(), (), (), checked, read, 0, 0)
         done = self._write(plan, new_stats, scan_issues if scan_changed else None, paths)
@@ -319,7 +394,8 @@ class Reconciler:
         bulk = len(plan.notes) > _BULK and len(plan.notes) > len(self.memory.entries)
         with self.store.write(checkpoint_later=bulk) as conn:
             if self._other_writer():
-                raise _OtherWriter
+                files = {p for p, _ in plan.files_added} | set(plan.files_removed)
+                raise _OtherWriter(set(plan.changes) | files)
             self.on_step("before-write")
             with self.store.bulk(conn, active=bulk) as work:
                 plan.write(conn, work)
@@ -373,9 +449,10 @@ class Reconciler:
                 "INSERT OR REPLACE INTO meta VALUES ('digests', ?)",
                 (json.dumps({k: format(v, "x") for k, v in sorted(plan.digests.items())}),),
             )
-            _log_commit(conn, plan)
+            generation = log_commit(conn, plan, follow_entry(plan, done, new_stats))
             self.on_step("before-commit")
         plan.commit()
+        self.memory.generation = generation
         if scan_issues is not None:
             if paths is None:
                 self.memory.scan_issues = list(scan_issues)
@@ -387,30 +464,12 @@ class Reconciler:
         return done
 
 
-def _log_commit(conn: sqlite3.Connection, plan: ChangeSet) -> None:
-    """Keep what this commit changed under `commit:<generation>` in `meta` (the last
-    `COMMITS_KEPT`): its instant, the digests it leaves and, per scope, how many records it
-    changed and the first `COMMIT_IDS` of their ids. Every process that follows the state file
-    (a server's subscriptions, in each of its workers) reads its commits from there."""
-    generation = int(conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
-    by_scope: dict[str, list[str]] = {}
-    for scope, record_id in plan.changed_records:
-        by_scope.setdefault(scope, []).append(record_id)
-    entry = {
-        "at": plan.now_us,
-        "digests": {k: format(v, "x") for k, v in plan.digests.items()},
-        "changes": {
-            scope: [len(ids), sorted(ids)[:COMMIT_IDS]] for scope, ids in sorted(by_scope.items())
-        },
-    }
-    conn.execute(
-        "INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"commit:{generation}", json.dumps(entry))
-    )
-    conn.execute("DELETE FROM meta WHERE key = ?", (f"commit:{generation - COMMITS_KEPT}",))
-
-
 class _OtherWriter(Exception):
     """Another process committed to the state database; plan again from what it wrote."""
+
+    def __init__(self, paths: set[str]) -> None:
+        super().__init__("another process wrote the state database")
+        self.paths = paths  # what the abandoned plan changed in memory (names, attachments)
 
 
 def _no_step(name: str) -> None:

@@ -69,7 +69,7 @@ def test_memory_after_each_reconcile_equals_a_fresh_load(tmp_path: Path, watched
         store.close()
 
 
-def test_a_reconcile_after_another_writer_reports_the_reload(tmp_path: Path) -> None:
+def test_a_reconcile_after_another_writer_reports_what_it_followed(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     write(root, NOTES)
     db = tmp_path / "state.db"
@@ -80,8 +80,10 @@ def test_a_reconcile_after_another_writer_reports_the_reload(tmp_path: Path) -> 
         write(root, {"people/cy.md": "# Cy\n"})
         temporal.Reconciler(other, root, temporal.VaultConfig()).reconcile(now_us=NOW + 1)
         write(root, {"people/dee.md": "# Dee\n"})
+        loads = rec.loads
         result = rec.reconcile(now_us=NOW + 2)
-        assert result.reloaded
+        assert not result.reloaded and rec.loads == loads  # followed, not loaded again
+        assert result.followed.changed_paths == {"people/cy.md"}
         assert result.changed_paths == ("people/dee.md",)
         assert _state(rec.memory) == _state(Memory.load(mine.conn))
     finally:

@@ -1,0 +1,138 @@
+"""`almanac serve --workers N`: N processes serving one state file.
+
+uvicorn's own supervisor runs them: it binds the socket once, starts each worker as a fresh
+interpreter (`spawn`) that builds its app with `worker_app`, replaces a worker that dies (a
+SIGKILL included) and, on SIGTERM, stops every worker, each draining its requests in flight
+for at most `GRACE_SECONDS`. The workers share the state file: one plans and writes a
+reconcile at a time (`WriterLock` on `<state>.lock`), and the others follow its commits
+(`Reconciler.follow`) before they plan or answer, so each keeps the freshness promise.
+Settings reach the workers as `ALMANAC_*` variables, built once here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import logging
+import os
+import sys
+import threading
+
+from starlette.applications import Starlette
+
+from api.app import create_app
+from api.metrics import process_memory
+from api.services import Services
+from api.settings import Settings
+from vault import StartupError
+
+__all__ = [
+    "GRACE_SECONDS",
+    "MAX_WORKERS",
+    "log_requests_as_json",
+    "serve_workers",
+    "worker_app",
+    "worker_count",
+]
+
+GRACE_SECONDS = 5  # after SIGTERM, for requests in flight to finish (then they are cut)
+MAX_WORKERS = 64
+_LOG_FORMAT = "ALMANAC_LOG_FORMAT"  # how `almanac serve` tells its workers `--log-format`
+
+log = logging.getLogger("almanac")
+
+
+def worker_count(value: str) -> int:
+    """The number of worker processes `--workers` (or `ALMANAC_WORKERS`) asks for: a number
+    from 1 to `MAX_WORKERS`, or `auto`: one per core this process may run on.
+
+    Raises:
+        StartupError: neither.
+    """
+    if value.strip().lower() == "auto":
+        return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if not 1 <= count <= MAX_WORKERS:
+        raise StartupError(
+            f"--workers must be auto or a number from 1 to {MAX_WORKERS}, not {value!r}"
+        )
+    return count
+
+
+def serve_workers(settings: Settings, args: argparse.Namespace, workers: int) -> int:
+    """Serve with `workers` processes until SIGTERM or SIGINT (`almanac serve --workers`)."""
+    import uvicorn
+
+    os.environ.update(
+        {
+            "ALMANAC_VAULT": str(settings.vault),
+            "ALMANAC_STATE": str(settings.db_path.resolve()),
+            "ALMANAC_CONFIG": str(args.config or ""),
+            "ALMANAC_WATCH": "on" if settings.watch else "off",  # as decided here, once
+            _LOG_FORMAT: args.log_format,
+        }
+    )
+    if settings.watch:
+        print(f"Watching {settings.vault} for changes (inotify, each worker)", file=sys.stderr)
+    else:
+        why = settings.watch_reason or "the file watcher is unavailable"
+        print(f"Scanning {settings.vault} on every query: {why}", file=sys.stderr)
+    print(f"State database: {settings.db_path}", file=sys.stderr)
+    base = f"http://{args.host}:{args.port}"
+    print(
+        f"Serving {settings.vault} with {workers} workers: open {base}/"
+        f" (GraphQL at {base}/graphql)",
+        file=sys.stderr,
+    )
+    uvicorn.run(
+        "api.workers:worker_app",
+        factory=True,
+        workers=workers,
+        host=args.host,
+        port=args.port,
+        log_level="info",
+        access_log=args.log_format != "json",
+        ws="websockets-sansio",
+        ws_max_size=settings.limits.max_body_bytes,
+        timeout_graceful_shutdown=GRACE_SECONDS,
+    )
+    return 0
+
+
+def worker_app() -> Starlette:
+    """One worker's app (uvicorn calls it in each worker process): settings from the
+    `ALMANAC_*` variables `serve_workers` set."""
+    log_json = os.environ.get(_LOG_FORMAT) == "json"
+    if log_json:
+        log_requests_as_json()
+    app = create_app(Settings.from_env(os.environ), log_json=log_json)
+    gc.freeze()  # as `almanac serve` does: start-up's objects live as long as the worker
+    services = app.state.services
+    threading.Thread(
+        target=_say_memory, args=(services,), name="almanac-memory", daemon=True
+    ).start()
+    return app
+
+
+def log_requests_as_json() -> None:
+    """One JSON line per request on stderr (`--log-format json`)."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    requests = logging.getLogger("almanac.requests")
+    requests.addHandler(handler)
+    requests.setLevel(logging.INFO)
+    requests.propagate = False
+
+
+def _say_memory(services: Services) -> None:
+    """Once the worker's graph is ready: its resident and proportional size, on stderr."""
+    services.wait_graph()
+    rss, pss = process_memory()
+    print(
+        f"Worker {os.getpid()} ready: RSS {rss / 2**20:.0f} MB, PSS {pss / 2**20:.0f} MB",
+        file=sys.stderr,
+        flush=True,
+    )

@@ -1,0 +1,168 @@
+"""How a process follows the commits another process made to its state file.
+
+Several processes may serve one state file (`almanac serve --workers N`): one reconciles at
+a time (`WriterLock`), the others notice its commit (`PRAGMA data_version`) and must bring
+their memory and graph in step before they plan or answer. Loading memory again costs
+seconds at 100,000 notes, so each commit's log entry (`commit:<generation>` in `meta`) also
+says which paths had rows written or deleted and which guards changed (`follow_entry`); a
+follower re-reads only those (`Memory.refresh`) and hands the graph the same change
+(`Followed`). A commit that touched more than `FOLLOW_PATHS` paths, or a gap in the log (it
+keeps `COMMITS_KEPT`), makes the follower load everything again, as before.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from temporal.reconcile.plan import Plan, Summary
+from temporal.store import COMMIT_IDS, COMMITS_KEPT
+
+__all__ = ["FOLLOW_PATHS", "Followed", "WriterLock", "follow_entry", "followed", "log_commit"]
+
+FOLLOW_PATHS = 5_000  # paths a commit may name for followers; more: they load everything
+
+
+@dataclass(frozen=True, slots=True)
+class Followed:
+    """What commits made by other processes changed, for memory (`paths`, `guard_ids`) and
+    the graph projection (the rest, as a `ReconcileResult` names them)."""
+
+    paths: frozenset[str] = frozenset()
+    guard_ids: frozenset[str] = frozenset()
+    changed_paths: frozenset[str] = frozenset()
+    affected_ids: frozenset[str] = frozenset()
+    resolved_paths: frozenset[str] = frozenset()
+
+    def __or__(self, other: Followed) -> Followed:
+        return Followed(
+            self.paths | other.paths,
+            self.guard_ids | other.guard_ids,
+            self.changed_paths | other.changed_paths,
+            self.affected_ids | other.affected_ids,
+            self.resolved_paths | other.resolved_paths,
+        )
+
+
+class WriterLock:
+    """An advisory lock on `<state>.lock`, held by the process that plans and writes a
+    reconcile. The kernel releases it when its holder dies (even by SIGKILL), so no lock is
+    ever stale; it is opened per process (a descriptor inherited across `fork` would be
+    shared, and lock nothing between parent and child)."""
+
+    def __init__(self, state: Path) -> None:
+        self.path = state.with_name(state.name + ".lock")
+        self._fd: int | None = None
+        self._pid = 0
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the lock (waiting for another process to release it)."""
+        fd = self._open()
+        if fd is None:
+            yield  # no lock file can be made beside the state (read-only folder): SQLite's own
+            return
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        """Close the lock file (releasing the lock)."""
+        if self._fd is not None and self._pid == os.getpid():
+            os.close(self._fd)
+        self._fd = None
+
+    def _open(self) -> int | None:
+        if self._fd is None or self._pid != os.getpid():
+            try:
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            except OSError:
+                return None
+            self._pid = os.getpid()
+        return self._fd
+
+
+def follow_entry(
+    plan: Plan, summary: Summary, stats: Mapping[str, object]
+) -> dict[str, list[str]] | None:
+    """What a follower of this commit re-reads (for its log entry), or None when it is too
+    much to be worth naming (a bulk load: followers load everything)."""
+    paths = (
+        set(stats)
+        | plan.changes.keys()
+        | plan.entries.changes.keys()
+        | plan.rows.keys()
+        | plan.derived
+        | {p for p, _ in plan.files_added}
+        | set(plan.files_removed)
+        | set(summary.changed_paths)
+        | set(summary.resolved_paths)
+    )
+    if len(paths) > FOLLOW_PATHS:
+        return None
+    return {
+        "paths": sorted(paths),
+        "guards": sorted(plan.guards.changes),
+        "changed": list(summary.changed_paths),
+        "affected": list(summary.affected_ids),
+        "resolved": list(summary.resolved_paths),
+    }
+
+
+def followed(conn: sqlite3.Connection, *, after: int) -> Followed | None:
+    """What the commits after generation `after` changed, as the log of `conn`'s snapshot
+    says, or None when it cannot say (a commit is no longer logged, or named too much)."""
+    rows = dict(
+        conn.execute("SELECT key, value FROM meta WHERE key >= 'commit:' AND key < 'commit;'")
+    )
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    current = int(row[0]) if row else 0
+    if current < after:
+        return None  # a database made again from scratch
+    found = Followed()
+    for generation in range(after + 1, current + 1):
+        value = rows.get(f"commit:{generation}")
+        entry = json.loads(value).get("follow") if value is not None else None
+        if not isinstance(entry, dict):
+            return None
+        found |= Followed(
+            frozenset(entry["paths"]),
+            frozenset(entry["guards"]),
+            frozenset(entry["changed"]),
+            frozenset(entry["affected"]),
+            frozenset(entry["resolved"]),
+        )
+    return found
+
+
+def log_commit(conn: sqlite3.Connection, plan: Plan, follow: dict[str, list[str]] | None) -> int:
+    """Keep what this commit changed under `commit:<generation>` in `meta` (the last
+    `COMMITS_KEPT`): its instant, the digests it leaves and, per scope, how many records it
+    changed and the first `COMMIT_IDS` of their ids, and what another process re-reads to
+    follow it (`follow_entry`). Every process that follows the state file (a server's
+    subscriptions and its workers) reads its commits from there. Returns the generation."""
+    generation = int(conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+    by_scope: dict[str, list[str]] = {}
+    for scope, record_id in plan.changed_records:
+        by_scope.setdefault(scope, []).append(record_id)
+    entry = {
+        "at": plan.now_us,
+        "digests": {k: format(v, "x") for k, v in plan.digests.items()},
+        "changes": {
+            scope: [len(ids), sorted(ids)[:COMMIT_IDS]] for scope, ids in sorted(by_scope.items())
+        },
+        "follow": follow,
+    }
+    conn.execute(
+        "INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"commit:{generation}", json.dumps(entry))
+    )
+    conn.execute("DELETE FROM meta WHERE key = ?", (f"commit:{generation - COMMITS_KEPT}",))
+    return generation
