@@ -1,7 +1,7 @@
 """A mixed load against a real `almanac serve`: keep-alive clients, one note edited every second.
 
     python bench/load.py [--notes 2000] [--clients 16] [--seconds 60] [--warmup 10] [--vault DIR]
-        [--hubs-every N]
+        [--hubs-every N] [--workers N] [--state FILE] [--floor]
 
 Starts `python -m api serve` over a generated vault (or `--vault`), then `--clients` threads,
 each with one keep-alive connection, send timelines, chronicle days, graph walks and lookups
@@ -11,6 +11,11 @@ short runs that repeat them at known times). Prints one JSON object: requests/s,
 p50/p95/p99 per query kind, failures (any non-200 or GraphQL error), the server's CPU time per
 request (the clients share the machine's cores: requests/s alone mixes in their cost), and its
 resident memory sampled every second, with its growth from the end of `--warmup` to the end.
+With `--workers N` the server runs N worker processes (`almanac serve --workers N`): CPU is
+summed over them, memory is that of each worker (RSS and PSS, `/proc/PID/smaps_rollup`) and
+their sum. `--floor` runs the same clients against a plain Starlette app under uvicorn (as
+many workers) that answers each kind with a precomputed answer of the real server: what HTTP,
+JSON and the clients cost alone.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from serving import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
+PEOPLE = '{ records(first: 100, filter: {type: "person"}) { nodes { id title } } }'
 KINDS = {
     "timeline": (
         "query($e: ID!) { timeline(entity: $e, first: 20) { total entries { record { id }"
@@ -54,21 +60,73 @@ KINDS = {
 
 def _memory_mb(pid: int) -> dict[str, float]:
     """The process's resident size, and its anonymous and file-backed parts (the database file
-    is memory-mapped: its touched pages count in the resident size), in MB."""
-    found = {}
-    with open(f"/proc/{pid}/status", encoding="ascii") as f:
-        for line in f:
-            name, _, value = line.partition(":")
-            if name in ("VmRSS", "RssAnon", "RssFile"):
-                found[name] = round(int(value.split()[0]) / 1024, 1)
+    is memory-mapped: its touched pages count in the resident size), in MB; with workers, the
+    sum of theirs."""
+    found = {"VmRSS": 0.0, "RssAnon": 0.0, "RssFile": 0.0}
+    for one in _workers(pid):
+        with open(f"/proc/{one}/status", encoding="ascii") as f:
+            for line in f:
+                name, _, value = line.partition(":")
+                if name in found:
+                    found[name] = round(found[name] + int(value.split()[0]) / 1024, 1)
+    return found
+
+
+def _workers(pid: int) -> list[int]:
+    """The processes serving: the server, or the workers of a supervisor."""
+    found = []
+    for one in _family(pid)[1:] or [pid]:
+        try:
+            with open(f"/proc/{one}/cmdline", "rb") as f:
+                if b"resource_tracker" not in f.read():
+                    found.append(one)
+        except OSError:
+            continue
     return found
 
 
 def _cpu_s(pid: int) -> float:
-    """User and system CPU seconds the process has used (all its threads)."""
-    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User and system CPU seconds the process and its workers have used (all threads)."""
+    total = 0.0
+    for one in _family(pid):
+        try:
+            with open(f"/proc/{one}/stat", encoding="ascii") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _family(pid: int) -> list[int]:
+    """The process and its descendants (a supervisor's workers)."""
+    found, todo = [], [pid]
+    while todo:
+        one = todo.pop()
+        found.append(one)
+        try:
+            with open(f"/proc/{one}/task/{one}/children", encoding="ascii") as f:
+                todo.extend(int(c) for c in f.read().split())
+        except OSError:
+            pass
+    return found
+
+
+def _workers_mb(pid: int) -> dict[str, dict[str, float]]:
+    """RSS and PSS of each worker process (the children running the app), in MB."""
+    found = {}
+    for one in _workers(pid):
+        try:
+            with open(f"/proc/{one}/smaps_rollup", encoding="ascii") as f:
+                sizes = {
+                    line.split()[0][:-1]: int(line.split()[1]) / 1024
+                    for line in f
+                    if line.startswith(("Rss:", "Pss:"))
+                }
+        except OSError:
+            continue
+        found[str(one)] = {k.lower(): round(v, 1) for k, v in sizes.items()}
+    return found
 
 
 def _most_referenced(notes: list[Path], count: int) -> list[Path]:
@@ -99,15 +157,30 @@ def run(
     warmup: float,
     config: Path | None = None,
     hubs_every: int = 0,
+    workers: int = 1,
+    floor: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """Drive the server (or with `floor`, answers by query text: a Starlette app serving
+    them under uvicorn) and measure it."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "api", "serve", "--vault", str(vault), "--state", str(state)]
     if config is not None:
         command += ["--config", str(config)]
+    if workers != 1:
+        command += ["--workers", str(workers)]
+    env = None
+    if floor is not None:
+        env = {**os.environ, "FLOOR_ANSWERS": json.dumps(floor)}
+        command = [sys.executable, "-m", "uvicorn", "floor_app:app", "--log-level", "warning"]
+        command += ["--workers", str(workers), "--app-dir", str(Path(__file__).parent)]
     with tempfile.TemporaryFile() as log:
         server = subprocess.Popen(
-            [*command, "--port", str(port)], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT
+            [*command, "--port", str(port)],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
         )
         try:
             return _drive(
@@ -145,12 +218,9 @@ def _drive(
             raise RuntimeError("server did not start")
     startup_s = time.monotonic() - started
     with httpx.Client(base_url=base, timeout=30) as client:
-        people = client.post(
-            "/graphql",
-            json={
-                "query": '{ records(first: 100, filter: {type: "person"}) { nodes { id title } } }'
-            },
-        ).json()["data"]["records"]["nodes"]
+        found = client.post("/graphql", json={"query": PEOPLE}).json()
+        people = found["data"]["records"]["nodes"]
+    samples: dict[str, Any] = {PEOPLE: found}  # one answer per query, for the floor
     entities = [p["id"] for p in people]
     names = [p["title"] for p in people]
     days = [f"2026-0{m}-{d:02d}" for m in range(1, 10) for d in range(1, 29)]
@@ -182,6 +252,8 @@ def _drive(
                     elapsed = time.perf_counter() - begin
                     body = response.json()
                     ok = response.status_code == 200 and not body.get("errors")
+                    if ok:
+                        samples.setdefault(KINDS[kind], body)
                 except (httpx.HTTPError, ValueError) as exc:
                     elapsed, ok, body = time.perf_counter() - begin, False, {"error": repr(exc)}
                 with lock:
@@ -203,6 +275,7 @@ def _drive(
             note.write_text(text.rstrip("\n") + f"\nEdited {count}.\n", encoding="utf-8")
             count += 1
 
+    per_worker: list[tuple[float, dict[str, dict[str, float]]]] = []
     rss: list[tuple[float, float]] = []
     anon: list[tuple[float, float]] = []
     mapped: list[tuple[float, float]] = []
@@ -217,6 +290,7 @@ def _drive(
         rss.append((round(now, 1), memory["VmRSS"]))
         anon.append((round(now, 1), memory["RssAnon"]))
         mapped.append((round(now, 1), memory["RssFile"]))
+        per_worker.append((round(now, 1), _workers_mb(pid)))
         time.sleep(1.0)
     stop.set()
     for thread in threads:
@@ -227,6 +301,7 @@ def _drive(
     anon_after = [mb for t, mb in anon if t >= warmup]
     total = sum(len(v) for v in latencies.values())
     return {
+        "samples": samples,
         "notes": len(notes),
         "clients": clients,
         "seconds": round(elapsed, 1),
@@ -258,6 +333,12 @@ def _drive(
         "anon_growth_after_warmup": (
             round(max(anon_after) / anon_after[0] - 1, 4) if anon_after else None
         ),
+        "workers_mb_end": per_worker[-1][1] if per_worker else None,
+        "workers_pss_mb_end": (
+            round(sum(w.get("pss", 0) for w in per_worker[-1][1].values()), 1)
+            if per_worker
+            else None
+        ),
         "rss_mb": rss,
         "anon_mb": anon,
         "file_mb": mapped,
@@ -272,6 +353,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--warmup", type=float, default=10.0)
     parser.add_argument("--config", type=Path, help="the server's TOML configuration")
+    parser.add_argument("--workers", type=int, default=1, help="almanac serve --workers N")
+    parser.add_argument("--state", type=Path, help="an existing state file (it is written!)")
+    parser.add_argument(
+        "--floor", action="store_true", help="a Starlette app of precomputed answers instead"
+    )
     parser.add_argument(
         "--hubs-every",
         type=int,
@@ -284,7 +370,7 @@ def main() -> None:
         if vault is None:
             vault = Path(tmp) / "vault"
             generate.generate(vault, args.notes)
-        state = Path(tmp) / "state.db"
+        state = args.state or Path(tmp) / "state.db"
         result = run(
             vault,
             state,
@@ -293,7 +379,23 @@ def main() -> None:
             warmup=args.warmup,
             config=args.config,
             hubs_every=args.hubs_every,
+            workers=args.workers,
         )
+        samples = result.pop("samples")
+        if args.floor:  # the same clients against precomputed answers, right after
+            floor = run(
+                vault,
+                state,
+                clients=args.clients,
+                seconds=args.seconds,
+                warmup=args.warmup,
+                workers=args.workers,
+                floor=samples,
+            )
+            floor.pop("samples")
+            result["floor"] = {k: floor[k] for k in ("requests_per_s", "ms", "failures")}
+            result["floor"]["server_cpu_ms_per_request"] = floor["server_cpu_ms_per_request"]
+            result["ratio_to_floor"] = round(result["requests_per_s"] / floor["requests_per_s"], 3)
     print(json.dumps(result), flush=True)
 
 
