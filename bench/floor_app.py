@@ -2,13 +2,19 @@
 with a precomputed answer of the real server (by query text, from `FLOOR_ANSWERS`), so the
 same clients measure what HTTP, JSON and uvicorn cost alone.
 
-    FLOOR_ANSWERS='{"query text": {...}}' uvicorn floor_app:app --app-dir bench [--workers N]
+    FLOOR_ANSWERS='{"query text": {...}}' python bench/floor_app.py --port P [--workers N]
+
+With several workers it listens as `almanac serve --workers` does (`api.workers`), so both
+pay the same for TCP.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import sys
+from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -34,3 +40,32 @@ async def healthz(request: Request) -> Response:
 
 
 app = Starlette(routes=[Route("/graphql", graphql, methods=["POST"]), Route("/healthz", healthz)])
+
+
+def main() -> None:
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--workers", type=int, default=1)
+    args = parser.parse_args()
+    if args.workers == 1:
+        uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from api.workers import listening_socket
+
+    config = uvicorn.Config(
+        "floor_app:app",
+        workers=args.workers,
+        host="127.0.0.1",
+        port=args.port,
+        log_level="warning",
+        app_dir=str(Path(__file__).resolve().parent),
+    )
+    Multiprocess(config, sockets=[listening_socket("127.0.0.1", args.port)]).run()
+
+
+if __name__ == "__main__":
+    main()

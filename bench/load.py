@@ -172,8 +172,8 @@ def run(
     env = None
     if floor is not None:
         env = {**os.environ, "FLOOR_ANSWERS": json.dumps(floor)}
-        command = [sys.executable, "-m", "uvicorn", "floor_app:app", "--log-level", "warning"]
-        command += ["--workers", str(workers), "--app-dir", str(Path(__file__).parent)]
+        command = [sys.executable, str(Path(__file__).parent / "floor_app.py")]
+        command += ["--workers", str(workers)]
     with tempfile.TemporaryFile() as log:
         server = subprocess.Popen(
             [*command, "--port", str(port)],

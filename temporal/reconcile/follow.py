@@ -26,7 +26,10 @@ from temporal.store import COMMIT_IDS, COMMITS_KEPT
 
 __all__ = ["FOLLOW_PATHS", "Followed", "WriterLock", "follow_entry", "followed", "log_commit"]
 
-FOLLOW_PATHS = 5_000  # paths a commit may name for followers; more: they load everything
+# Paths a commit may name for followers; more (a first load), and they load everything. Editing
+# a hub note resolves its thousands of referrers again: re-reading those (and the ~35 bytes a
+# path takes in the log) still costs a fraction of loading 100,000 notes.
+FOLLOW_PATHS = 50_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -18,7 +20,7 @@ import httpx2 as httpx
 import pytest
 
 import temporal
-from api.workers import worker_count
+from api.workers import listening_socket, worker_count
 from tests.api.served import ROOT, free_port
 from vault import StartupError
 
@@ -121,6 +123,9 @@ def test_two_workers_both_see_an_edit_on_their_next_query(tmp_path: Path) -> Non
             (vault / "bob.md").unlink()
             for client in reversed(clients.values()):
                 assert _nodes(server.query(client)) == {"ada", "zed"}
+            for client in clients.values():  # each followed the other's commits, never reloaded
+                metrics = client.get(f"{server.base}/metrics").text
+                assert re.search(r"^almanac_memory_loads 1\.0$", metrics, re.M), metrics
         finally:
             for client in clients.values():
                 client.close()
@@ -237,3 +242,46 @@ def test_worker_count(value: str, count: int) -> None:
 def test_worker_count_refuses(value: str) -> None:
     with pytest.raises(StartupError, match="--workers"):
         worker_count(value)
+
+
+@pytest.mark.parametrize(
+    ("options", "environ"),
+    [(["--workers", "0"], {}), ([], {"ALMANAC_WORKERS": "lots"}), (["--workers", "x"], {})],
+)
+def test_serve_refuses_a_bad_worker_count(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    options: list[str],
+    environ: dict[str, str],
+) -> None:
+    from api.cli import main
+
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    argv = ["serve", "--vault", str(ROOT / "api" / "demo_vault")]
+    argv += ["--state", str(tmp_path / "s.db"), *options]
+    assert main(argv) == 2
+    assert "--workers must be auto or a number" in capsys.readouterr().err
+
+
+def test_the_workers_socket_accepts_connections_without_nagle() -> None:
+    # uvicorn's own socket names no protocol, so asyncio leaves Nagle on for the connections
+    # it accepts: a keep-alive client then waits ~40 ms (a delayed ACK) on every request.
+    async def accepted_nodelay() -> int:
+        sock = listening_socket("127.0.0.1", 0)
+        found: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            conn = writer.get_extra_info("socket")
+            found.set_result(conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(on_connect, sock=sock)
+        async with server:
+            _, writer = await asyncio.open_connection(*sock.getsockname())
+            value = await asyncio.wait_for(found, 10)
+            writer.close()
+        return value
+
+    assert asyncio.run(accepted_nodelay()) != 0
