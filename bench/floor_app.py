@@ -53,16 +53,13 @@ def main() -> None:
     if args.workers == 1:
         uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
         return
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    here = Path(__file__).resolve().parent
+    sys.path[:0] = [str(here.parent)]  # the repository first (bench/ has a graph.py)
+    sys.path.append(str(here))  # spawned workers get this sys.path too
     from api.workers import listening_socket
 
     config = uvicorn.Config(
-        "floor_app:app",
-        workers=args.workers,
-        host="127.0.0.1",
-        port=args.port,
-        log_level="warning",
-        app_dir=str(Path(__file__).resolve().parent),
+        "floor_app:app", workers=args.workers, host="127.0.0.1", port=args.port, log_level="warning"
     )
     Multiprocess(config, sockets=[listening_socket("127.0.0.1", args.port)]).run()
 
