@@ -181,6 +181,13 @@ class Reconciler:
         seen = Followed()
         touched: set[str] = set()
         try:
+            if paths is not None and not paths:
+                # Nothing to read (the watcher named nothing; another process committed): follow
+                # it without waiting for the writer lock, which a long reconcile may hold.
+                seen = self.follow() or Followed()
+                return ReconcileResult(
+                    self.snapshot(), (), (), 0, 0, 0, 0, reloaded=self.loads != loads, followed=seen
+                )
             with self.lock.held():
                 for _ in range(3):
                     seen |= self.follow(also=touched) or Followed()

@@ -235,3 +235,23 @@ def _try_lock(state: Path) -> None:
     except BlockingIOError:
         os._exit(1)
     os._exit(0)
+
+
+def test_following_alone_does_not_wait_for_the_writer_lock(pair: Pair) -> None:
+    import threading
+
+    write(pair.root, {"people/cy.md": "# Cy\n"})
+    pair.a.reconcile(now_us=NOW + 1)
+    results: list[temporal.ReconcileResult] = []
+    writer = WriterLock(pair.b_store.path)  # another writer, planning at length
+    with writer.held():
+        follower = threading.Thread(
+            target=lambda: results.append(pair.b.reconcile(now_us=NOW + 2, paths=[])),
+            daemon=True,
+        )
+        follower.start()
+        follower.join(10)
+        assert results, "the follower waited for the writer lock"
+    writer.close()
+    assert "people/cy.md" in results[0].followed.changed_paths
+    assert not results[0].changed
