@@ -265,7 +265,9 @@ class Services:
                 return  # a reconcile published it while this caller waited for the lock
             self._set_applying(True)
             try:
-                found = self.reconciler.follow() if self.projection is not None else None
+                found = None
+                if self.projection is not None and self.reconciler.behind():
+                    found = self.reconciler.follow()  # else the graph lags for another reason
                 self.follows += found is not None
                 self._project(None if found is None else ReconcileResult.of_followed(found))
             finally:
