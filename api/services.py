@@ -443,8 +443,6 @@ class Services:
         """True when the watcher proves nothing changed; collects what did otherwise."""
         if self.watcher is None or self._rescan:
             return False
-        if self.reconciler.behind():
-            return False  # another process committed: follow it before answering
         changes = self.watcher.drain()
         if changes is None:
             self._rescan = True
