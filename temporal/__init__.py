@@ -52,7 +52,6 @@ from temporal.queries import (
     timeline,
 )
 from temporal.reconcile import (
-    Followed,
     Reconciler,
     ReconcileResult,
     VaultConfig,
@@ -91,7 +90,6 @@ __all__ = [
     "DateValue",
     "EdgeRow",
     "Eligibility",
-    "Followed",
     "Lifecycle",
     "LifecycleFilter",
     "LinkRef",

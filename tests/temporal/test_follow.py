@@ -12,7 +12,7 @@ import pytest
 
 import graph
 import temporal
-from temporal.reconcile.follow import WriterLock
+from temporal.reconcile.follow import Followed, WriterLock
 from temporal.reconcile.memory import Memory
 from tests.graph.test_projection import state as graph_state
 from tests.temporal.test_reconcile import NOTES, NOW, write
@@ -120,7 +120,7 @@ class Pair:
         self.b = temporal.Reconciler(self.b_store, self.root, temporal.VaultConfig())
         self.projection = graph.Projection.build(self.b_store)
 
-    def follow(self) -> temporal.Followed | None:
+    def follow(self) -> Followed | None:
         """B follows A's commits, memory and graph."""
         found = self.b.follow()
         if found is None:
