@@ -284,9 +284,11 @@ class Services:
         return CompactStamp(self.store.fingerprint, generation, commit)
 
     def _warm(self, found: CompactStamp | None, on_warm: Callable[[str], None] | None) -> None:
-        """Load (or build) the graph of the state found at start, apply what reconciles did
-        since, publish it; then, if it had to be built, write the compact file."""
+        """Read the rest of the reconciler's memory; load (or build) the graph of the state
+        found at start, apply what reconciles did since, publish it; then, if it had to be
+        built, write the compact file."""
         built: tuple[CompactStamp, list[NodeRow], list[tuple[str, Edge]]] | None = None
+        self._complete_memory()
         try:
             if on_warm is not None:
                 on_warm("before-load")
@@ -330,6 +332,16 @@ class Services:
             return
         if built is not None:
             self._write_compact(*built)
+
+    def _complete_memory(self) -> None:
+        """Read the rest of the reconciler's memory (start-up read only what a scan finding
+        nothing needs), so that the first edit is not the one that waits for it."""
+        try:
+            # Read outside the lock: queries meanwhile check freshness (a reconcile each, with
+            # watching off) without waiting for the seconds this takes at 100,000 notes.
+            self.reconciler.complete(lock=self._thread_lock)
+        except Exception:
+            log.exception("The reconciler's memory could not be read; the next reconcile reads it")
 
     def _keep_compact(self) -> None:
         """At close: keep the current graph in the compact file, unless it is there already."""

@@ -71,27 +71,74 @@ class Memory:
     digests: dict[str, int] = field(default_factory=dict)
     scan_issues: list[Issue] = field(default_factory=list)
     data_version: int = -1  # the database's `data_version` when loaded or last written
+    complete: bool = True  # whether the notes' part is loaded (`load_notes`)
 
     @classmethod
-    def load(cls, conn: sqlite3.Connection) -> Memory:
-        """Read the memory of what `conn`'s database holds."""
+    def load(cls, conn: sqlite3.Connection, *, notes: bool = True) -> Memory:
+        """Read the memory of what `conn`'s database holds.
+
+        Args:
+            notes: Also read the notes' part (`load_notes`); without it the memory is enough
+                for a reconcile that finds nothing changed (a server's start-up scan), and
+                `complete` is False until `load_notes` reads the rest.
+        """
         gc_was = gc.isenabled()
         gc.disable()  # loading makes millions of long-lived objects: nothing for the collector
         try:
             memory = cls()
-            memory._load(conn)
+            memory._load_files(conn)
+            if notes:
+                memory._load_notes(conn)
         finally:
             if gc_was:
                 gc.enable()
         return memory
 
-    def _load(self, conn: sqlite3.Connection) -> None:
+    def load_notes(self, conn: sqlite3.Connection) -> None:
+        """Read the notes' part of the memory (names, per-note state, referrers, guards) from
+        `conn`, which must read the state the rest was loaded from. All or nothing: a read
+        that fails part-way leaves this memory as it was."""
+        self.adopt(Memory.notes_of(conn))
+
+    @classmethod
+    def notes_of(cls, conn: sqlite3.Connection) -> Memory:
+        """A memory with only the notes' part of what `conn`'s database holds (`adopt` it)."""
+        gc_was = gc.isenabled()
+        gc.disable()
+        try:
+            part = cls()
+            part._load_notes(conn)
+        finally:
+            if gc_was:
+                gc.enable()
+        return part
+
+    def adopt(self, part: Memory) -> None:
+        """Take the notes' part of `part` (from `notes_of`): this memory is then complete."""
+        self.names, self.entries, self.referrers = part.names, part.entries, part.referrers
+        self.guards = part.guards
+        self.complete = True
+
+    def _load_files(self, conn: sqlite3.Connection) -> None:
+        """What a reconcile that finds nothing changed reads: the files' stat keys and
+        revisions, the attachments, the scan issues and the digests."""
         version = conn.execute("PRAGMA data_version").fetchone()[0]
         for path, size, mtime_ns, ino, revision in conn.execute("SELECT * FROM files"):
             self.keys[path] = (size, mtime_ns, ino)
             self.revisions[path] = revision
         for path, scope in conn.execute("SELECT path, scope FROM attachments"):
             self.attachments.add(path, scope)
+        for row in conn.execute(
+            "SELECT path, line, field, code, message, record_id FROM issues WHERE origin = 'scan'"
+        ):
+            self.scan_issues.append(Issue(*row))
+        row = conn.execute("SELECT value FROM meta WHERE key = 'digests'").fetchone()
+        if row:
+            self.digests = {k: int(v, 16) for k, v in json.loads(row[0]).items()}
+        self.data_version = version
+        self.complete = False
+
+    def _load_notes(self, conn: sqlite3.Connection) -> None:
         # The normalised titles and aliases are stored: no need to normalise them again.
         norms: dict[str, list[str]] = {}
         for path, key in conn.execute("SELECT path, key FROM names"):
@@ -142,16 +189,9 @@ class Memory:
                 self.entries[path].blocked = True
             elif code == "duplicate_id":
                 self.entries[path].dup = True
-        for row in conn.execute(
-            "SELECT path, line, field, code, message, record_id FROM issues WHERE origin = 'scan'"
-        ):
-            self.scan_issues.append(Issue(*row))
         for note_id, lifecycle, seen_at, hashes in conn.execute("SELECT * FROM guards"):
             self.guards[note_id] = Guard(lifecycle, seen_at, set(json.loads(hashes)))
-        row = conn.execute("SELECT value FROM meta WHERE key = 'digests'").fetchone()
-        if row:
-            self.digests = {k: int(v, 16) for k, v in json.loads(row[0]).items()}
-        self.data_version = version
+        self.complete = True
 
 
 class Overlay(MutableMapping[K, V]):

@@ -22,6 +22,8 @@ import httpx2 as httpx
 
 import graph
 import temporal
+from api.services import Services, now_us
+from api.settings import Settings
 from temporal import FINGERPRINT
 from tests.api.served import ROOT, STARTUP_SECONDS, free_port, serve
 
@@ -190,3 +192,21 @@ def test_a_stale_or_damaged_compact_file_is_rebuilt_never_used(
         damaged = httpx.post(f"{base}/graphql", json=GRAPH, timeout=30.0).json()
     assert damaged == expected
     assert graph.read_rows(compact, compact_stamp(state)) is not None
+
+
+def test_a_restarted_server_reads_the_rest_of_its_memory_in_the_background(
+    demo_vault: Path, tmp_path: Path
+) -> None:
+    state = tmp_path / "state.db"
+    reconcile(demo_vault, state)
+    settings = Settings.build(vault=demo_vault, state=state, watch=False)
+    services = Services.open(settings, now_us=now_us(), graph=True)
+    try:
+        assert services.reconciler.loads == 1
+        assert services._warmer is not None
+        services._warmer.join(timeout=60)
+        memory = services.reconciler.memory
+        assert memory.complete and "people/samuel-okafor.md" in memory.entries
+        assert services.reconciler.loads == 1  # the files' part was not read twice
+    finally:
+        services.close()
