@@ -82,7 +82,7 @@ def create_app(
             yield
         finally:
             await feed.stop()
-            schema.workers.shutdown(wait=True)  # no operation runs on past the store
+            schema.shutdown()  # no operation runs on past the store
             services.close()
 
     guard = Guard(graphql, services, settings.limits)
