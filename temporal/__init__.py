@@ -39,7 +39,6 @@ from temporal.queries import (
     chronicle_since,
     commit_stamp,
     commits,
-    declared_names,
     edge_rows,
     generation,
     issue_digests,
@@ -48,14 +47,12 @@ from temporal.queries import (
     node_rows,
     occurrences,
     search_records,
-    seed_matches,
     timeline,
 )
 from temporal.reconcile import (
     Reconciler,
     ReconcileResult,
     VaultConfig,
-    normalize_name,
     snapshot_id,
 )
 from temporal.records import (
@@ -70,18 +67,25 @@ from temporal.records import (
 )
 from temporal.store import (
     FINGERPRINT,
+    LOOKUP_RULES,
+    SEED_RULES,
     Count,
+    NameRule,
     Reader,
     RecordFilter,
     StatusCounts,
     Store,
+    designate,
+    normalize_name,
     sqlite_error,
 )
 
 __all__ = [
     "FINGERPRINT",
+    "LOOKUP_RULES",
     "MAX_VARIANTS",
     "MAX_VARIANT_CHARS",
+    "SEED_RULES",
     "ClockRelation",
     "Commit",
     "Count",
@@ -95,6 +99,7 @@ __all__ = [
     "Locator",
     "MatchMode",
     "MatchQuality",
+    "NameRule",
     "NodeRow",
     "Occurrence",
     "Reader",
@@ -122,7 +127,7 @@ __all__ = [
     "chronicle_since",
     "commit_stamp",
     "commits",
-    "declared_names",
+    "designate",
     "edge_rows",
     "format_instant",
     "from_datetime",
@@ -138,7 +143,6 @@ __all__ = [
     "parse_local_date",
     "parse_query_bound",
     "search_records",
-    "seed_matches",
     "snapshot_id",
     "sqlite_error",
     "timeline",
