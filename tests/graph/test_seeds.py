@@ -12,8 +12,8 @@ import pytest
 import graph
 import temporal
 from graph import LookupStatus
+from tests.temporal.helpers import committed
 
-NOW = 1_800_000_000_000_000
 CONFIG = temporal.VaultConfig(scopes=MappingProxyType({"team": "team/", "private": "private/"}))
 EVERY_SCOPE = ["default", "private", "team"]
 NFD_CAFE = unicodedata.normalize("NFD", "Café")
@@ -21,13 +21,8 @@ NFD_CAFE = unicodedata.normalize("NFD", "Café")
 
 @pytest.fixture
 def reader(fixture_vault: Callable[[str], Path], tmp_path: Path) -> Iterator[temporal.Reader]:
-    store = temporal.Store.open(tmp_path / "state.db")
-    try:
-        temporal.Reconciler(store, fixture_vault("names"), CONFIG).reconcile(now_us=NOW)
-        with store.read() as reader:
-            yield reader
-    finally:
-        store.close()
+    with committed(fixture_vault("names"), tmp_path / "state.db", CONFIG) as reader:
+        yield reader
 
 
 @pytest.mark.parametrize(

@@ -20,8 +20,8 @@ from temporal.store import (
     designate,
     normalize_name,
 )
+from tests.temporal.helpers import committed
 
-NOW = 1_800_000_000_000_000
 CAFE = "Café"
 NFD_CAFE = unicodedata.normalize("NFD", CAFE)
 CONFIG = temporal.VaultConfig(scopes=MappingProxyType({"team": "team/", "private": "private/"}))
@@ -188,13 +188,8 @@ def test_a_removed_note_leaves_the_name_to_the_next_rule(names: NameIndex) -> No
 
 @pytest.fixture
 def reader(fixture_vault: Callable[[str], Path], tmp_path: Path) -> Iterator[temporal.Reader]:
-    store = temporal.Store.open(tmp_path / "state.db")
-    try:
-        temporal.Reconciler(store, fixture_vault("names"), CONFIG).reconcile(now_us=NOW)
-        with store.read() as reader:
-            yield reader
-    finally:
-        store.close()
+    with committed(fixture_vault("names"), tmp_path / "state.db", CONFIG) as reader:
+        yield reader
 
 
 @pytest.mark.parametrize(
