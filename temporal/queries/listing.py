@@ -30,7 +30,7 @@ from temporal.queries.rows import (
     anchor_sql,
     fetch_rows,
 )
-from temporal.records import TimeField, supersession_chain
+from temporal.records import TimeField
 from temporal.store import Reader, marks
 
 __all__ = ["Listing", "first_standing", "listing", "stand_in"]
@@ -333,16 +333,8 @@ def _replacements(
 
 def _follow(reader: Reader, path: str, scan: Scan, clock: str, field: TimeField) -> Row | None:
     """The active record at the end of `path`'s `superseded_by` chain, if it passes `scan`."""
-
-    def successor(of: str) -> str | None:
-        found = reader.run(
-            "SELECT resolved_path FROM targets WHERE path = ? AND field = 'superseded_by'",
-            [of],
-        ).fetchone()
-        return None if found is None else found[0]
-
-    for later in supersession_chain(path, successor):
-        step = replace(scan, candidates=anchor_sql([later], field))
+    for later in reader.chain(path):
+        step = replace(scan, candidates=anchor_sql([later.path], field))
         rows = fetch_rows(reader, step, clock)
         if not rows:
             return None

@@ -48,7 +48,7 @@ from temporal.queries.results import (
     SearchStrategy,
 )
 from temporal.queries.snippets import bodies, hits, matching, snippet, tokens_held
-from temporal.records import LifecycleFilter, supersession_chain
+from temporal.records import LifecycleFilter
 from temporal.store import Reader, RecordFilter, marks, search_table
 from vault import InvalidCursor, InvalidInput
 
@@ -328,32 +328,19 @@ def _replacements(
     direct_where, direct_params = reader._filter(flt, scopes)
     keep_sql = f"SELECT {COLUMNS} FROM notes n WHERE n.path = ? AND {direct_where}"
     pass_sql = f"SELECT 1 FROM notes n WHERE n.path = ? AND {where}"
-    step_sql = (
-        "SELECT t.resolved_path, m.lifecycle, m.eligible FROM targets t"
-        " JOIN notes m ON m.path = t.resolved_path"
-        " WHERE t.path = ? AND t.field = 'superseded_by' AND t.status = 'resolved'"
-    )
-    lifecycles: dict[str, str] = {}
-
-    def successor(of: str) -> str | None:
-        """The eligible record `of` is superseded by (its lifecycle remembered), or None."""
-        step = reader.run(step_sql, [of]).fetchone()
-        if step is None or not step[2]:
-            return None
-        lifecycles[step[0]] = step[1]
-        return str(step[0])
-
     pairs: list[tuple[Row, Row]] = []
     seen: set[str] = set()
     for old in matched:
         current = None
-        for path in supersession_chain(old.path, successor):
-            if lifecycles[path] == "active":
-                current = path
+        for step in reader.chain(old.path):
+            if not step.eligible:
+                break  # a chain through an ineligible record returns nothing
+            if step.lifecycle == "active":
+                current = step.path
                 break
             if (
-                lifecycles[path] != "superseded"
-                or not reader.run(pass_sql, [path, *params]).fetchone()
+                step.lifecycle != "superseded"
+                or not reader.run(pass_sql, [step.path, *params]).fetchone()
             ):
                 break  # a chain through a filtered-out record returns nothing
         if current is None or current in seen:

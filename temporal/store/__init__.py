@@ -15,7 +15,7 @@ from temporal.store.names import (
     normalize_name,
     slug_suffixes,
 )
-from temporal.store.reader import Count, Reader, RecordFilter, StatusCounts
+from temporal.store.reader import ChainStep, Count, Reader, RecordFilter, StatusCounts
 from temporal.store.sql import chunks, marks, run, sqlite_error
 from temporal.store.tables import (
     ASSOCIATE,
@@ -54,6 +54,7 @@ __all__ = [
     "TIER_WIDTHS",
     "Background",
     "Bulk",
+    "ChainStep",
     "Count",
     "Designation",
     "NameRule",

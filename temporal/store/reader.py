@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from temporal.calendar import DatePrecision, DateValue
@@ -17,14 +17,20 @@ from temporal.records import (
     RecordKind,
     RecordRef,
     TimeField,
+    supersession_chain,
 )
 from temporal.store.conflicts import conflicted_paths, conflicting_paths
 from temporal.store.names import NameRule, designate
 from temporal.store.sql import chunks, marks, run
 from vault import Issue
 
-__all__ = ["Count", "Reader", "RecordFilter", "StatusCounts"]
+__all__ = ["ChainStep", "Count", "Reader", "RecordFilter", "StatusCounts"]
 
+_SUCCESSOR = (
+    "SELECT t.resolved_path, m.lifecycle, m.eligible FROM targets t"
+    " JOIN notes m ON m.path = t.resolved_path"
+    " WHERE t.path = ? AND t.field = 'superseded_by' AND t.status = 'resolved'"
+)
 # The rows each rule finds a name's key in, as (path, key); `Reader.named` adds the rest.
 _NAMED = {
     NameRule.ID: "SELECT path, id AS key FROM notes WHERE id",
@@ -45,6 +51,15 @@ class RecordFilter:
     time_field: TimeField = TimeField.OCCURRED_AT
     since_us: int | None = None
     until_us: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChainStep:
+    """One record along a `superseded_by` chain."""
+
+    path: str
+    lifecycle: str
+    eligible: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +183,22 @@ class Reader:
     def conflicted(self, paths: Iterable[str], *, as_of_us: int | None = None) -> set[str]:
         """Those of `paths` that conflict, directly or through `derived_from` (three steps)."""
         return conflicted_paths(self.run, set(paths), as_of_us=as_of_us)
+
+    def chain(self, path: str) -> Iterator[ChainStep]:
+        """Each record after the note at `path` along its `superseded_by` chain, in order, each
+        once (`supersession_chain`): the chain ends where a `superseded_by` resolves to nothing
+        or would visit a record again."""
+        steps: dict[str, ChainStep] = {}
+
+        def successor(of: str) -> str | None:
+            found = self.run(_SUCCESSOR, [of]).fetchone()
+            if found is None:
+                return None
+            steps[found[0]] = ChainStep(found[0], found[1], bool(found[2]))
+            return str(found[0])
+
+        for later in supersession_chain(path, successor):
+            yield steps[later]
 
     def designated(
         self, name: str, scopes: Sequence[str], *, rules: Sequence[NameRule]

@@ -105,3 +105,24 @@ def test_replacements_page_after_the_direct_matches(reader: temporal.Reader, off
         whole[offset : offset + 2],
         total,
     )
+
+
+@pytest.mark.parametrize(
+    ("path", "chain"),
+    [
+        ("d1-old.md", [("d1-new.md", "active")]),
+        ("d2-old.md", [("d2-mid.md", "superseded"), ("d2-new.md", "active")]),
+        ("d3-old.md", []),  # withdrawn: no target of a reference
+        ("d4-old.md", []),  # missing
+        ("d6-a.md", [("d6-b.md", "superseded")]),  # the loop back to d6-a ends it
+        ("d6-b.md", [("d6-a.md", "superseded")]),
+        ("d10-old.md", [("d10-mid.md", "superseded"), ("d10-new.md", "active")]),
+        ("d1-new.md", []),
+    ],
+)
+def test_the_reader_follows_a_chain_each_record_once(
+    reader: temporal.Reader, path: str, chain: list[tuple[str, str]]
+) -> None:
+    steps = list(reader.chain(path))
+    assert [(s.path, s.lifecycle) for s in steps] == chain
+    assert all(s.eligible for s in steps)
