@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-VAULTS = Path(__file__).parent / "fixtures" / "vaults"
+from tests.vaults import VAULTS
 
 
 @pytest.fixture(autouse=True)
