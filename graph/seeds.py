@@ -90,21 +90,16 @@ def seeds_by_text(reader: Reader, text: str, scopes: Sequence[str]) -> Seeds:
     A name that designates several records makes the result AMBIGUOUS with every candidate
     of every ambiguous name; no name at all is MISSING.
     """
-    norm = temporal.normalize_name(text)
+    # Spans of the text normalised once as titles and aliases are (the TITLE rule's key), each
+    # looked up as that rule finds names (`Reader.named`), all at once.
+    norm = NameRule.TITLE.key(text)
     spans = list(_spans(norm))
-    known = reader.named(NameRule.TITLE, {NameRule.TITLE.key(norm[i:j]) for i, j in spans}, scopes)
+    known = reader.named(NameRule.TITLE, {norm[i:j] for i, j in spans}, scopes)
     found: dict[_Key, RecordRef] = {}
     ambiguous: dict[str, RecordRef] = {}
     position = 0
     for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
-        if start < position:
-            continue
-        matches = temporal.designate(
-            norm[start:end],
-            lambda _rule, key: known.get(key, ()),
-            rules=(NameRule.TITLE,),
-            first=True,
-        ).found
+        matches = known.get(norm[start:end]) if start >= position else None
         if not matches:
             continue
         if len(matches) > 1:

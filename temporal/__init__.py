@@ -75,8 +75,6 @@ from temporal.store import (
     RecordFilter,
     StatusCounts,
     Store,
-    designate,
-    normalize_name,
     sqlite_error,
 )
 
@@ -127,7 +125,6 @@ __all__ = [
     "chronicle_since",
     "commit_stamp",
     "commits",
-    "designate",
     "edge_rows",
     "format_instant",
     "from_datetime",
@@ -138,7 +135,6 @@ __all__ = [
     "latest_commit",
     "local_day",
     "node_rows",
-    "normalize_name",
     "occurrences",
     "parse_local_date",
     "parse_query_bound",
