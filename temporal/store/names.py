@@ -14,7 +14,8 @@ Who asks decides, deliberately (SPEC sections 1 and 5), and passes it to `design
   name; a seed by id the id and slug, a seed text the titles and aliases;
 - whether the first rule that finds anything decides (links), or every match counts together
   (`lookup`, seeds), so that a name that is one record's id and another's alias is ambiguous.
-Either way, a name designating several candidates is ambiguous, and a blank name nothing.
+Either way, a name designating several candidates is ambiguous (but for several files of one
+name, among which the linking note's folder decides), and a blank name designates nothing.
 """
 
 from __future__ import annotations
