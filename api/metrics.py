@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+import secrets
 import time
-import uuid
 from typing import Any
 
 from prometheus_client import (
@@ -100,6 +100,22 @@ class Metrics:
         )
         ProcessCollector(registry=registry)
         services.reconcile_listeners.append(self._reconciled)
+        # Each series once (labels are bounded): `labels()` costs more than the count itself.
+        self._series: dict[tuple[str, str], tuple[Counter, Histogram]] = {}
+
+    def count(self, operation: str, status: int, seconds: float, *, hit: bool) -> None:
+        """One answered request: its count, its duration, and a cache hit."""
+        key = (operation, str(status))
+        series = self._series.get(key)
+        if series is None:
+            series = self._series[key] = (
+                self.requests.labels(*key),
+                self.duration.labels(operation),
+            )
+        series[0].inc()
+        series[1].observe(seconds)
+        if hit:
+            self.cache_hits.inc()
 
     def _reconciled(self, result: temporal.ReconcileResult | None, seconds: float) -> None:
         self.reconcile_duration.observe(seconds)
@@ -136,7 +152,7 @@ class RequestLog:
             return
         began = time.perf_counter()
         given = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
-        request_id = given if _REQUEST_ID.match(given) else uuid.uuid4().hex
+        request_id = given if given and _REQUEST_ID.match(given) else secrets.token_hex(16)
         status = 500
 
         async def tagged(message: Message) -> None:
@@ -154,12 +170,8 @@ class RequestLog:
             seconds = time.perf_counter() - began
             context = scope.get(CONTEXT)
             operation = _label(scope, context)
-            metrics = self.metrics
-            metrics.requests.labels(operation, str(status)).inc()
-            metrics.duration.labels(operation).observe(seconds)
             cache = getattr(context, "cache", "none")
-            if cache == "hit":
-                metrics.cache_hits.inc()
+            self.metrics.count(operation, status, seconds, hit=cache == "hit")
             if self.json_lines:
                 log.info(_line(request_id, operation, seconds, status, context, cache))
 

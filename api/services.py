@@ -8,10 +8,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio.to_thread
-import pendulum
 
 import temporal
 from api.settings import Settings
@@ -468,5 +468,6 @@ def _release_free_memory() -> None:
 
 
 def now_us() -> int:
-    """The wall clock in microseconds: read only here, in `api`."""
-    return from_datetime(pendulum.now("UTC"))
+    """The wall clock in microseconds: read only here, in `api`. Every request reads it: the
+    standard library's clock (pendulum's `now` took 20 us, a fifth of a polled 304)."""
+    return from_datetime(datetime.now(UTC))
