@@ -123,7 +123,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         while the database has not changed (no read at all), else worked out from the
         request's own read transaction; `304` when the client has it, the kept answer when
         there is one, else the answer executed (and kept when it has no errors)."""
-        context = await self.get_context(request, response=Response())
+        context = await self._http_context(request, self.clock())
         tag = None if context.degraded else self._tag(request, context, answers)
         if tag is None:
             return await self.run(request, context=context)
@@ -201,6 +201,11 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                 authorization=request.headers.get("authorization"),
                 client=client,
             )
+        return await self._http_context(request, stamp)
+
+    async def _http_context(self, request: Request, stamp: int) -> Context:
+        """An HTTP request's context, once its freshness check is done (`stamp`: its clock)."""
+        services = self.services
         deadline = time.monotonic() + services.settings.limits.request_seconds
         context = Context(services, request.scope.get("almanac.scopes"), stamp, deadline=deadline)
         request.scope[CONTEXT] = context
