@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from starlette.testclient import TestClient
 
 from api.app import create_app
@@ -147,3 +148,22 @@ def test_a_refused_query_string_stays_refused(watched: TestClient) -> None:
         answer = watched.get("/graphql", params=params)
         assert answer.status_code == 400, answer.text
     assert _poll(watched, STATUS).status_code == 200
+
+
+def test_request_metrics_count_every_poll_in_cumulative_buckets(watched: TestClient) -> None:
+    tag = _poll(watched, STATUS).headers["etag"]
+    for _ in range(4):
+        _poll(watched, STATUS, tag)
+    samples = {
+        (sample.name, sample.labels.get("code"), sample.labels.get("le")): sample.value
+        for family in text_string_to_metric_families(watched.get("/metrics").text)
+        for sample in family.samples
+        if sample.labels.get("operation") == "status" or family.name == "almanac_cache_hits"
+    }
+    assert samples[("almanac_requests_total", "200", None)] == 1
+    assert samples[("almanac_requests_total", "304", None)] == 4
+    assert samples[("almanac_cache_hits_total", None, None)] == 4
+    buckets = [v for (name, _, le), v in samples.items() if name.endswith("_bucket")]
+    assert buckets == sorted(buckets) and len(buckets) == 15  # cumulative, +Inf last
+    assert buckets[-1] == samples[("almanac_request_duration_seconds_count", None, None)] == 5
+    assert samples[("almanac_request_duration_seconds_sum", None, None)] > 0
