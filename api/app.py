@@ -35,6 +35,7 @@ _FOLLOW_SECONDS = 0.25  # how often subscriptions look for changes, the vault wa
 _SCAN_SECONDS = 1.0  # the same when every look scans the vault
 _SOCKET_BUFFER = 64 * 1024  # a WebSocket's kernel send buffer (SO_SNDBUF; Linux doubles it)
 _PASSED_BYTES = 256 * 1024  # query strings known to pass the checks, at most this many bytes
+_ENTRY_BYTES = 128  # what remembering one costs besides its own bytes
 
 
 def create_app(
@@ -203,10 +204,10 @@ class Guard:
         if len(query_string) > _PASSED_BYTES // 64:
             return
         self._passed[query_string] = None
-        self._passed_bytes += len(query_string)
+        self._passed_bytes += _ENTRY_BYTES + len(query_string)
         while self._passed_bytes > _PASSED_BYTES:
             old, _ = self._passed.popitem(last=False)
-            self._passed_bytes -= len(old)
+            self._passed_bytes -= _ENTRY_BYTES + len(old)
 
 
 def check_body(body: bytes, limits: Limits) -> None:

@@ -35,6 +35,7 @@ _UNKEPT = re.compile(r"\b(?:freshness|excerpt)\b")
 _CLOCKED = re.compile(r"\b(?:timeline|chronicleDay|chronicleSince|chronicleLastSeen)\b")
 _ISSUES_KEPT = 4  # generations whose issue digests are kept
 _KNOWN_BYTES = 1 << 20  # query strings whose tags are remembered, at most this many bytes
+_ENTRY_BYTES = 256  # what one remembered tag costs besides its query string and scopes
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +104,7 @@ class Answers:
         clocked = clock_us if _CLOCKED.search(params.get("query", "")) else None
         found = Known(tag, snapshot, version, clocked)
         key = (query_string, scopes)
-        size = len(query_string) + sum(len(scope) for scope in scopes)
+        size = _size(key)
         if size > _KNOWN_BYTES // 16:
             return found
         if key not in self._known:
@@ -111,8 +112,8 @@ class Answers:
         self._known[key] = found
         self._known.move_to_end(key)
         while self._known_bytes > _KNOWN_BYTES:
-            (old, old_scopes), _ = self._known.popitem(last=False)
-            self._known_bytes -= len(old) + sum(len(scope) for scope in old_scopes)
+            old, _ = self._known.popitem(last=False)
+            self._known_bytes -= _size(old)
         return found
 
     def tag(
@@ -184,3 +185,8 @@ def etag_matches(header: str | None, tag: str) -> bool:
     if header.strip() == "*":
         return True
     return any(part.strip().removeprefix("W/") == f'"{tag}"' for part in header.split(","))
+
+
+def _size(key: tuple[bytes, tuple[str, ...]]) -> int:
+    """What remembering a tag under `key` (query string, scopes) costs, roughly, in bytes."""
+    return _ENTRY_BYTES + len(key[0]) + sum(len(scope) for scope in key[1])

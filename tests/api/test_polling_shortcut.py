@@ -17,7 +17,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.testclient import TestClient
 
+import temporal
 from api.app import create_app
+from api.polling import Answers
 from api.settings import Settings
 from tests.api.helpers import LocalClient
 from tests.api.test_polling import Clock
@@ -167,3 +169,39 @@ def test_request_metrics_count_every_poll_in_cumulative_buckets(watched: TestCli
     assert buckets == sorted(buckets) and len(buckets) == 15  # cumulative, +Inf last
     assert buckets[-1] == samples[("almanac_request_duration_seconds_count", None, None)] == 5
     assert samples[("almanac_request_duration_seconds_sum", None, None)] > 0
+
+
+def test_remembered_tags_are_bounded_by_bytes(tmp_path: Path) -> None:
+    store = temporal.Store.open(tmp_path / "state.db")
+    answers = Answers(schema_id="s", max_bytes=1 << 20)
+    try:
+        with store.read() as reader:
+            for n in range(6000):
+                query_string = f"query=%7B+status+%7B+recordCount+%7D+%7D&n={n}".encode()
+                params = {"query": "{ status { recordCount } }"}
+                known = answers.work_out(
+                    reader,
+                    query_string,
+                    params,
+                    scopes=("default",),
+                    snapshot="s",
+                    clock_us=0,
+                    version=1,
+                )
+                assert known is not None
+                assert answers.known(query_string, ("default",), version=1, clock_us=0) == known
+        assert answers.worked_out == 6000
+        remembered = sum(
+            answers.known(
+                f"query=%7B+status+%7B+recordCount+%7D+%7D&n={n}".encode(),
+                ("default",),
+                version=1,
+                clock_us=0,
+            )
+            is not None
+            for n in range(6000)
+        )
+        assert 1000 < remembered < 6000  # the oldest went; the newest stay
+        assert answers.known(query_string, ("default",), version=2, clock_us=0) is None
+    finally:
+        store.close()
