@@ -34,6 +34,7 @@ __all__ = [
     "row",
     "search_tokens",
     "text_tokens",
+    "top",
 ]
 
 MAX_QUERY_CHARS = 500
@@ -69,11 +70,15 @@ class Row:
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    """The matches of one scope: `FROM ... WHERE ...` over its index and `search_keys`."""
+    """The matches of one scope: `FROM ... WHERE ...` over its index and `search_keys`; the
+    MATCH expression and the filter (`where` over `search_keys n`) apart, for `top`."""
 
     table: str
     base: str
     params: list[object]
+    match: str
+    where: str
+    where_params: list[object]
 
 
 def search_tokens(text: str) -> tuple[str, ...]:
@@ -146,13 +151,13 @@ def parts(
                 f"FROM search_keys n CROSS JOIN {table} ON {table}.rowid = n.rowid"
                 f" WHERE {where} AND {table} MATCH ?"
             )
-            found.append(Part(table, base, [*params, match]))
+            found.append(Part(table, base, [*params, match], match, where, params))
         else:
             base = (
                 f"FROM {table} CROSS JOIN search_keys n ON n.rowid = {table}.rowid"
                 f" WHERE {table} MATCH ? AND {where}"
             )
-            found.append(Part(table, base, [match, *params]))
+            found.append(Part(table, base, [match, *params], match, where, params))
     return found
 
 
@@ -181,6 +186,83 @@ def ranked(
     sql = " UNION ALL ".join(selects) + f" ORDER BY score DESC, {order} LIMIT ? OFFSET ?"
     params = [value for p in found for value in p.params]
     return [(r[0], r[1]) for r in reader.run(sql, [*params, limit, offset])]
+
+
+def top(
+    reader: Reader,
+    found: Sequence[Part],
+    *,
+    limit: int,
+    offset: int = 0,
+    matches: int | None = None,
+) -> list[tuple[int, float]]:
+    """What `ranked` returns. Past a few thousand matches, without joining every match to its
+    filter: each scope's index ranks its matches alone and stops at a limit (`ORDER BY bm25
+    LIMIT`), and only those rows are filtered; when the filter leaves too few, the limit
+    doubles (see `_best`).
+
+    Args:
+        matches: A ceiling of how many notes pass the filter and match (None: unknown). Below
+            `_JOIN_BELOW`, joining them all costs less than one more statement.
+    """
+    if not found or limit <= 0:
+        return []
+    if matches is not None and matches <= _JOIN_BELOW:
+        return ranked(reader, found, limit=limit, offset=offset)
+    need = offset + limit
+    best = [key for part in found for key in _best(reader, part, need)]
+    best.sort()
+    return [(rowid, -bm25) for bm25, _, _, rowid in best[offset:need]]
+
+
+_JOIN_BELOW = 2000
+# The first limit of `_best` is this many times what it needs (plus _SPARE): most filters keep
+# most matches, so one statement is enough; the rows at the limit's score may be cut off.
+_OVER_FETCH = 2
+_SPARE = 16
+# Rounds of doubling before `_best` joins every match instead: each round ranks every match
+# again, so a filter that keeps few matches is cheaper to join.
+_ROUNDS = 3
+
+_Key = tuple[float, str, str, int]  # (bm25, id, scope, rowid): the order of hits (bm25 < 0)
+
+
+def _best(reader: Reader, part: Part, need: int) -> list[_Key]:
+    """The `need` best matches of one scope that pass its filter, in the order of hits.
+
+    A statement with `LIMIT k` returns the k best scores, but of the rows that tie with the
+    last one some may be cut off: only the rows scoring strictly better are known to be all
+    there are. When fewer than `need` of them pass the filter and the index had more, k
+    doubles; after `_ROUNDS` rounds every match is joined to the filter and ranked instead.
+    """
+    table = part.table
+    sql = (
+        f"SELECT rowid, bm25({table}, {_WEIGHTS}) AS s FROM {table} WHERE {table} MATCH ?"
+        " ORDER BY s LIMIT ?"
+    )
+    keep_sql = "SELECT n.rowid, n.id, n.scope FROM search_keys n WHERE n.rowid IN ({}) AND {}"
+    kept: dict[int, tuple[str, str] | None] = {}  # rowid: (id, scope) if the filter keeps it
+    limit = _OVER_FETCH * need + _SPARE
+    for _ in range(_ROUNDS):
+        rows = reader.run(sql, [part.match, limit]).fetchall()
+        done = len(rows) < limit
+        known = rows if done else [(r, s) for r, s in rows if s < rows[-1][1]]
+        fresh = [r for r, _ in known if r not in kept]
+        kept.update(dict.fromkeys(fresh))
+        if fresh:
+            filtered = keep_sql.format(marks(fresh), part.where)
+            for rowid, rid, scope in reader.run(filtered, [*fresh, *part.where_params]):
+                kept[rowid] = (rid, scope)
+        keys = [(s, *key, r) for r, s in known if (key := kept[r]) is not None]
+        if done or len(keys) >= need:
+            keys.sort()
+            return keys[:need]
+        limit *= 2
+    joined = (
+        f"SELECT n.rowid, bm25({table}, {_WEIGHTS}) AS s, n.id, n.scope {part.base}"
+        " ORDER BY s, n.id, n.rowid LIMIT ?"
+    )
+    return [(s, rid, scope, r) for r, s, rid, scope in reader.run(joined, [*part.params, need])]
 
 
 def details(reader: Reader, scored: Sequence[tuple[int, float | None]]) -> list[Row]:

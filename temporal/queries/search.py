@@ -37,6 +37,7 @@ from temporal.queries.matching import (
     row,
     search_tokens,
     text_tokens,
+    top,
 )
 from temporal.queries.relaxed import relaxed as relaxed_pass
 from temporal.queries.results import (
@@ -194,7 +195,7 @@ def _single(
     found = parts(reader, flt, scopes, query.match)
     direct = count(reader, found)
     rows = (
-        details(reader, ranked(reader, found, limit=first, offset=offset))
+        details(reader, top(reader, found, limit=first, offset=offset, matches=direct))
         if offset < direct
         else []
     )
@@ -228,8 +229,8 @@ def _fused(
             continue
         found = parts(reader, flt, scopes, query.match)
         counts.append(count(reader, found))
-        top = ranked(reader, found, limit=MAX_VARIANT_HITS) if counts[-1] else []
-        lists.append([rowid for rowid, _ in top])
+        best = top(reader, found, limit=MAX_VARIANT_HITS, matches=counts[-1]) if counts[-1] else []
+        lists.append([rowid for rowid, _ in best])
     fused = _fuse(reader, lists)
     combined = " OR ".join(f"({q.match})" for q in queries if q.tokens)
     vias = _replacements(reader, combined, flt, scopes)
