@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from temporal.records import Locator, RecordKind, RecordRef
+from temporal.records import LifecycleFilter, Locator, RecordKind, RecordRef
 from temporal.store import Reader, RecordFilter, marks, search_table
 from vault import InvalidInput
 
@@ -32,6 +32,7 @@ __all__ = [
     "parts",
     "ranked",
     "row",
+    "scope_counts",
     "search_tokens",
     "text_tokens",
     "top",
@@ -161,9 +162,59 @@ def parts(
     return found
 
 
-def count(reader: Reader, found: Sequence[Part]) -> int:
-    """How many notes the parts match in all."""
+def count(reader: Reader, found: Sequence[Part], *, filtered: bool = True) -> int:
+    """How many notes the parts match in all.
+
+    Args:
+        filtered: The filter leaves some note of the parts' scopes out (`scope_counts`);
+            when it leaves none, each index counts its matches alone, without a join.
+    """
+    if not filtered:
+        sql = "SELECT count(*) FROM {0} WHERE {0} MATCH ?"
+        return sum(int(reader.run(sql.format(p.table), [p.match]).fetchone()[0]) for p in found)
     return sum(int(reader.run(f"SELECT count(*) {p.base}", p.params).fetchone()[0]) for p in found)
+
+
+def scope_counts(reader: Reader, flt: RecordFilter, scopes: Sequence[str]) -> tuple[int, int]:
+    """How many notes of the filter's scopes pass the filter, and how many it leaves out.
+
+    A scope's notes are its index's rows, which SQLite counts from the pages alone
+    (`count(*)` of the `_docsize` table: no row is read). With no filter but lifecycle, the
+    notes left out are counted through `search_keys_live` (eligible, lifecycle, scope): the
+    ranges of the other eligibilities and lifecycles, few notes as a rule, rather than the
+    range of the notes kept.
+    """
+    chosen = [s for s in scopes if flt.scope is None or s == flt.scope]
+    sql = f"SELECT scope FROM search_scopes WHERE scope IN ({marks(chosen)})"
+    indexed = [scope for (scope,) in reader.run(sql, chosen).fetchall()]
+    in_scope = sum(
+        int(reader.run(f"SELECT count(*) FROM {search_table(s)}_docsize").fetchone()[0])
+        for s in indexed
+    )
+    others = (flt.kind, flt.type, flt.tag, flt.since_us, flt.until_us)
+    if any(value is not None for value in others) or not indexed:
+        where, params = reader._filter(flt, scopes)
+        kept = int(
+            reader.run(f"SELECT count(*) FROM search_keys n WHERE {where}", params).fetchone()[0]
+        )
+        return kept, in_scope - kept
+    ranges: list[tuple[str, list[object]]] = [("n.eligible < 1", []), ("n.eligible > 1", [])]
+    if flt.lifecycle is not LifecycleFilter.ALL:
+        ranges += [
+            ("n.eligible = 1 AND n.lifecycle < ?", [flt.lifecycle.value]),
+            ("n.eligible = 1 AND n.lifecycle > ?", [flt.lifecycle.value]),
+        ]
+    among = f"n.scope IN ({marks(indexed)})"
+    out = sum(
+        int(
+            reader.run(
+                f"SELECT count(*) FROM search_keys n WHERE {clause} AND {among}",
+                [*params, *indexed],
+            ).fetchone()[0]
+        )
+        for clause, params in ranges
+    )
+    return in_scope - out, out
 
 
 def ranked(

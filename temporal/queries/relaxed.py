@@ -41,8 +41,12 @@ def relaxed(
     flt: RecordFilter,
     scopes: Sequence[str],
     scoped_active: int,
+    outside: int,
 ) -> Relaxed:
     """The relaxed pass over these fragments (distinct tokens, in query order).
+
+    `scoped_active` notes of the filter's scopes pass the filter, `outside` do not
+    (`scope_counts`).
 
     Survivors are ordered by how many keywords they hold, then BM25 of the OR recall
     (higher first), then record id, then scope; their score is that BM25.
@@ -51,26 +55,18 @@ def relaxed(
     frequency: dict[str, int] = {}
     no_match: list[str] = []
     too_common: list[str] = []
-    outside: int | None = None  # the in-scope notes the filter leaves out, counted when needed
     for fragment in fragments:
         match = expression([fragment], MatchMode.ANY)
         found = parts(reader, flt, scopes, match)
-        indexed = _indexed(reader, found, match, limit=cap)
-        if indexed >= cap:
-            # Each scope's index holds all its notes, so a fragment's matches in the indexes,
-            # less the notes the filter leaves out, are a floor of its holders: most common
-            # words are told from the index alone, without a join per match.
-            if outside is None:
-                outside = _outside(reader, flt, scopes, scoped_active)
-            floor = (
-                indexed
-                if not outside
-                else _indexed(reader, found, match, limit=cap + outside) - outside
-            )
-            if floor >= cap:
-                too_common.append(fragment)
-                continue
-        held_by = _count(reader, found, limit=cap) if indexed > 0 else 0
+        # Each scope's index holds all its notes, so a fragment's matches in the indexes,
+        # less the notes the filter leaves out, are a floor of its holders (and, when it
+        # leaves none out, their number): most words are told from the index alone, without
+        # a join per match.
+        indexed = _indexed(reader, found, match, limit=cap + outside)
+        if indexed - outside >= cap:
+            too_common.append(fragment)
+            continue
+        held_by = _count(reader, found, limit=cap) if indexed and outside else indexed
         if not held_by:
             no_match.append(fragment)
         elif held_by >= cap:
@@ -122,13 +118,6 @@ def _indexed(reader: Reader, found: Sequence[Part], match: str, *, limit: int) -
         sql += " LIMIT ?)"
         indexed += int(reader.run(sql, [match, limit - indexed]).fetchone()[0])
     return indexed
-
-
-def _outside(reader: Reader, flt: RecordFilter, scopes: Sequence[str], scoped_active: int) -> int:
-    """How many notes of the filter's scopes the filter leaves out."""
-    chosen = [s for s in scopes if flt.scope is None or s == flt.scope]
-    in_scope = f"SELECT count(*) FROM search_keys WHERE scope IN ({marks(chosen)})"
-    return int(reader.run(in_scope, chosen).fetchone()[0]) - scoped_active
 
 
 def _count(reader: Reader, found: Sequence[Part], *, limit: int) -> int:

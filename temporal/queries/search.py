@@ -35,6 +35,7 @@ from temporal.queries.matching import (
     parts,
     ranked,
     row,
+    scope_counts,
     search_tokens,
     text_tokens,
     top,
@@ -115,17 +116,16 @@ def search_records(
     queries = _queries(query, variants, mode)
     if relaxed and strategy is not SearchStrategy.AUTO:
         raise InvalidCursor("The cursor is of a relaxed pass, which only 'strategy: AUTO' takes")
-    where, params = reader._filter(flt, scopes)
-    scoped = int(
-        reader.run(f"SELECT count(*) FROM search_keys n WHERE {where}", params).fetchone()[0]
-    )
+    scoped, outside = scope_counts(reader, flt, scopes)
     if scoped == 0:
         zeros = tuple(0 for _ in queries)
         return SearchPage((), 0, Retrieval(RetrievalReason.EMPTY_SCOPE, 0, 0, False, zeros))
     if len(queries) == 1:
-        page, counts, limited = _single(reader, queries[0], mode, flt, scopes, first, offset)
+        page, counts, limited = _single(
+            reader, queries[0], mode, flt, scopes, first, offset, outside
+        )
     else:
-        page, counts, limited = _fused(reader, queries, mode, flt, scopes, first, offset)
+        page, counts, limited = _fused(reader, queries, mode, flt, scopes, first, offset, outside)
     hits_, pool = page
     if pool:
         if relaxed:
@@ -137,7 +137,9 @@ def search_records(
         retrieval = Retrieval(RetrievalReason.NO_LEXICAL_MATCH, scoped, 0, False, counts)
         return SearchPage((), 0, retrieval)
     fragments = tuple(dict.fromkeys(t for q in queries for t in q.tokens))
-    found = relaxed_pass(reader, fragments, flt=flt, scopes=scopes, scoped_active=scoped)
+    found = relaxed_pass(
+        reader, fragments, flt=flt, scopes=scopes, scoped_active=scoped, outside=outside
+    )
     rows = details(reader, found.scored[offset : offset + first])
     survived = found.fallback.survived
     reason = RetrievalReason.NO_LEXICAL_MATCH
@@ -190,10 +192,15 @@ def _single(
     scopes: Sequence[str],
     first: int,
     offset: int,
+    outside: int,
 ) -> tuple[_Page, tuple[int, ...], bool]:
-    """The page of one keyword query, every match ranked; its count; no candidate limit."""
+    """The page of one keyword query, every match ranked; its count; no candidate limit.
+
+    Args:
+        outside: How many notes of the scopes the filter leaves out (`scope_counts`).
+    """
     found = parts(reader, flt, scopes, query.match)
-    direct = count(reader, found)
+    direct = count(reader, found, filtered=outside > 0)
     rows = (
         details(reader, top(reader, found, limit=first, offset=offset, matches=direct))
         if offset < direct
@@ -217,9 +224,10 @@ def _fused(
     scopes: Sequence[str],
     first: int,
     offset: int,
+    outside: int,
 ) -> tuple[_Page, tuple[int, ...], bool]:
     """The page of the query and its variants fused by reciprocal rank; each one's count;
-    whether any of them had more matches than it could bring."""
+    whether any of them had more matches than it could bring (`outside` as in `_single`)."""
     counts: list[int] = []
     lists: list[list[int]] = []
     for query in queries:
@@ -228,7 +236,7 @@ def _fused(
             lists.append([])
             continue
         found = parts(reader, flt, scopes, query.match)
-        counts.append(count(reader, found))
+        counts.append(count(reader, found, filtered=outside > 0))
         best = top(reader, found, limit=MAX_VARIANT_HITS, matches=counts[-1]) if counts[-1] else []
         lists.append([rowid for rowid, _ in best])
     fused = _fuse(reader, lists)

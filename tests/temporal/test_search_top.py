@@ -16,12 +16,12 @@ import pytest
 
 import temporal
 from temporal import LifecycleFilter, MatchMode, RecordFilter
-from temporal.queries.matching import expression, parts, search_tokens, top
+from temporal.queries.matching import expression, parts, scope_counts, search_tokens, top
 from temporal.store import search_table
 
 NOW = 1_800_000_000_000_000
-SCOPES = ["default", "private", "team"]
-CONFIG = temporal.VaultConfig(scopes={"team": "team/", "private": "private/"})
+SCOPES = ["clean", "default", "private", "team"]
+CONFIG = temporal.VaultConfig(scopes={"team": "team/", "private": "private/", "clean": "clean/"})
 WEIGHTS = "8.0, 6.0, 1.0"
 DAY_US = 86_400_000_000
 JAN_1_2024_US = 1_704_067_200_000_000
@@ -54,6 +54,8 @@ def _files() -> dict[str, str]:
     files = dict(_note(rng, i, "notes") for i in range(2300))
     files |= dict(_note(rng, i, "team") for i in range(2300, 2500))
     files |= dict(_note(rng, i, "private") for i in range(2500, 2650))
+    # A scope whose every note is active and eligible: its matches are counted from the index.
+    files |= {f"clean/c{i:02}.md": f"# C{i}\n\napple {'pear ' * (i % 4)}\n" for i in range(40)}
     # The best `apple` scores (a title weighs most): all alike (one tie), and not memos.
     # Their ids run against their paths, so the rows a limit keeps of the tie (the first
     # found) are not those of the smallest ids.
@@ -114,7 +116,7 @@ FILTERS = {
     ),
     "memos-tagged": RecordFilter(type="memo", tag="x"),
 }
-SCOPE_SETS = (["default"], ["default", "team"], SCOPES, ["team", "private"])
+SCOPE_SETS = (["default"], ["default", "team"], SCOPES, ["team", "private"], ["clean"])
 PAGES = ((1, 0), (20, 0), (20, 40), (100, 0), (7, 200), (201, 0), (30, 2500))
 QUERIES = (
     ("apple", MatchMode.ALL),
@@ -153,17 +155,40 @@ def test_the_vault_forces_the_doubling(store: temporal.Store) -> None:
     assert len({r[1] for r in every[:60]}) == 1  # one tie
 
 
+@pytest.mark.parametrize("flt_name", sorted(FILTERS))
+def test_scope_counts_are_the_notes_kept_and_left_out(store: temporal.Store, flt_name: str) -> None:
+    flt = FILTERS[flt_name]
+    with store.read() as reader:
+        for scopes in SCOPE_SETS:
+            chosen = [s for s in scopes if flt.scope is None or s == flt.scope]
+            where, params = reader._filter(flt, scopes)
+            kept = reader.conn.execute(f"SELECT count(*) FROM notes n WHERE {where}", params)
+            every = reader.conn.execute(
+                f"SELECT count(*) FROM notes WHERE scope IN ({', '.join('?' * len(chosen))})",
+                chosen,
+            )
+            expected = kept.fetchone()[0]
+            assert scope_counts(reader, flt, scopes) == (expected, every.fetchone()[0] - expected)
+
+
+def test_the_clean_scope_leaves_nothing_out(store: temporal.Store) -> None:
+    with store.read() as reader:
+        assert scope_counts(reader, RecordFilter(), ["clean"]) == (40, 0)
+        assert scope_counts(reader, RecordFilter(), ["clean", "team"])[1] > 0
+
+
+@pytest.mark.parametrize("scopes", [SCOPES, ["clean"]])
 @pytest.mark.parametrize("flt_name", ["default", "memos", "any-lifecycle", "tagged"])
 @pytest.mark.parametrize(("first", "offset"), [(20, 0), (20, 60), (5, 2100)])
 def test_search_pages_are_the_reference_pages(
-    store: temporal.Store, flt_name: str, first: int, offset: int
+    store: temporal.Store, scopes: list[str], flt_name: str, first: int, offset: int
 ) -> None:
     flt = FILTERS[flt_name]
     with store.read() as reader:
         page = temporal.search_records(
-            reader, "apple", mode=MatchMode.ALL, flt=flt, scopes=SCOPES, first=first, offset=offset
+            reader, "apple", mode=MatchMode.ALL, flt=flt, scopes=scopes, first=first, offset=offset
         )
-        expected = reference(reader, '"apple"', flt, SCOPES)
+        expected = reference(reader, '"apple"', flt, scopes)
     assert page.total >= len(expected)  # and the replacements of superseded matches
     assert page.retrieval.per_query_matches == (len(expected),)
     direct = [(h.record.id, h.scope, h.score) for h in page.hits if h.via is None]
