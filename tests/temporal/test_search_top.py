@@ -244,3 +244,29 @@ def test_a_relaxed_recall_is_the_reference_best_201(store: temporal.Store) -> No
     best = [(r[2], r[3]) for r in recall[:200]]
     assert sorted(held) == sorted(best)
     assert [(h.record.id, h.scope) for h in page.hits] == sorted(best, key=lambda k: -held[k])
+
+
+def test_a_search_past_2000_matches_ranks_the_index_alone_then_doubles(
+    store: temporal.Store,
+) -> None:
+    """No statement ranks every match joined to the filter: the `default` index is asked for
+    its best 56 (all people, one tie, which the memo filter drops), then for its best 112."""
+    statements: list[str] = []
+    with store.read() as reader:
+        reader.conn.set_trace_callback(statements.append)
+        try:
+            page = temporal.search_records(
+                reader,
+                "apple",
+                mode=MatchMode.ALL,
+                flt=FILTERS["memos"],
+                scopes=["default"],
+                first=20,
+            )
+        finally:
+            reader.conn.set_trace_callback(None)
+    ranking = f"SELECT rowid, bm25({search_table('default')}, {WEIGHTS}) AS s FROM"
+    limits = [int(s.rsplit("LIMIT ", 1)[1]) for s in statements if s.startswith(ranking)]
+    assert limits == [56, 112]
+    assert not any("bm25" in s and "CROSS JOIN search_keys" in s for s in statements)
+    assert len(page.hits) == 20
