@@ -10,7 +10,8 @@ reconciles it into --state (cold when the file is new, timed), then measures eac
 (TestClient, watcher on, so the freshness check is a drained inotify queue), once the graph
 has loaded in the background. Prints one JSON object; figures go into bench/README.md by
 hand. The floor of each query is the bare FTS5 statement ranking the same matches
-(`ORDER BY bm25(...) LIMIT 20`, no filter, no join). The retrieval searches (`RETRIEVAL`) have no floor; their `retrieval` figures are printed too.
+(`ORDER BY bm25(...) LIMIT 20`, no filter, no join). The retrieval searches (`RETRIEVAL`)
+have no floor; their `retrieval` figures are printed too.
 """
 
 from __future__ import annotations
