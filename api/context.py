@@ -77,8 +77,7 @@ class Context:
             # The read transaction was opened while the graph was warming up, or not kept (a
             # CLI run, which builds it now): the view of the generation it reads, or an error.
             assert self._reader is not None
-            generation = temporal.generation(self._reader)
-            self._view = self.services.view_of(generation, deadline=self.deadline)
+            self._view = self.services.view_of(self._reader, deadline=self.deadline)
         return self._view
 
     def _open(self) -> None:

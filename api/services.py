@@ -210,14 +210,18 @@ class Services:
         """Whether requests can pair their read with a graph view at once (not warming up)."""
         return self.keeps_graph and not self._warming
 
-    def view_of(self, generation: str, *, deadline: float | None) -> ProjectionView:
-        """The graph view of `generation`, for a request whose read began without one (the
-        graph was warming up, or is not kept: a CLI run builds it now).
+    def view_of(self, reader: temporal.Reader, *, deadline: float | None) -> ProjectionView:
+        """The graph view of the generation `reader` reads, for a request whose read began
+        without one (the graph was warming up, or is not kept: a CLI run builds it now).
+
+        When no published view is of that generation (a reconcile committed a newer one while
+        this request read the older), the view is built from `reader` itself: the answer is
+        of the request's snapshot, as every other field of it, and never an error.
 
         Raises:
             GraphWarming: the graph was still warming up when `deadline` came.
-            IndexUnavailable: no view of that generation exists (the index changed since).
         """
+        generation = temporal.generation(reader)
         if not self.keeps_graph:
             self.refresh_projection()
         view = self.view_for(generation, deadline=deadline)
@@ -227,7 +231,7 @@ class Services:
             self.refresh_projection()  # the warm-up failed: build it here
             view = self.view_for(generation, deadline=deadline)
         if view is None:
-            raise IndexUnavailable("The index changed while the graph was built; try again")
+            view = Projection.build(reader).view  # this request's own, never published
         return view
 
     def refresh_projection(self) -> None:
