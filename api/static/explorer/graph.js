@@ -9,6 +9,7 @@ const SVG = "http://www.w3.org/2000/svg";
 const NODE_W = 180;
 const NODE_H = 44;
 const COLUMN = 280;
+const EDGE_LABEL_W = 140;
 
 const RESULT = `status seeds { id title } candidates { id title type }
     nodes { id kind type title hop }
@@ -38,6 +39,14 @@ function svg(tag, attrs = {}) {
   const el = document.createElementNS(SVG, tag);
   for (const [key, value] of Object.entries(attrs)) el.setAttribute(key, String(value));
   return el;
+}
+
+/** A one-line label centred in a box of the drawing, as HTML (so its colours are checked like
+ * the page's: a contrast checker cannot read SVG text over lines). */
+function htmlLabel(x, y, width, cls, text) {
+  const box = svg("foreignObject", { x, y, width, height: 16, class: cls });
+  box.append(h("div", {}, h("span", {}, text)));
+  return box;
 }
 
 function settings(params) {
@@ -156,11 +165,12 @@ function drawing(page, result, s, variables, query, base, title) {
   const edgeEls = new Map();
   const columnLabels = svg("g", { class: "columns" });
   for (let hop = 0; hop <= maxHop; hop++) {
-    const t = svg("text", { x: 20 + NODE_W / 2 + hop * COLUMN, y: 12, "text-anchor": "middle", class: "column-label" });
-    t.textContent = hop === 0 ? "seed" : `hop ${hop}`;
-    columnLabels.append(t);
+    columnLabels.append(htmlLabel(20 + hop * COLUMN, 0, NODE_W, "column-label", hop === 0 ? "seed" : `hop ${hop}`));
   }
   picture.append(columnLabels);
+  // Edge labels go above every line (no line crosses a label) and let clicks through to the
+  // edges; each edge's accessible name already says its relation.
+  const edgeLabels = svg("g", { class: "edge-labels", "aria-hidden": "true" });
   for (const e of edges.values()) {
     const a = pos.get(e.from);
     const b = pos.get(e.to);
@@ -171,33 +181,34 @@ function drawing(page, result, s, variables, query, base, title) {
     const d = `M${start.x},${start.y} C${start.x + bend},${start.y} ${end.x - (a.x === b.x ? -60 : bend)},${end.y} ${end.x},${end.y}`;
     const group = svg("g", { class: "edge", tabindex: 0, role: "button", "aria-label": `${nodes.get(e.from).title} ${e.relation} ${nodes.get(e.to).title}`, "data-record": e.record });
     group.append(svg("path", { d, class: "hit" }), svg("path", { d, class: "line", "marker-end": "url(#arrow)" }));
-    const label = svg("text", { x: (start.x + end.x) / 2, y: (start.y + end.y) / 2 - 4, "text-anchor": "middle", class: "edge-label" });
-    label.textContent = e.relation;
-    group.append(label);
+    const mid = { x: (start.x + end.x) / 2, y: (start.y + end.y) / 2 - 17 };
+    edgeLabels.append(htmlLabel(mid.x - EDGE_LABEL_W / 2, mid.y, EDGE_LABEL_W, "edge-label", e.relation));
+    // Under its label, a clickable area of the edge (and a box: a straight edge has no height).
+    const width = 7 * e.relation.length + 8;
+    group.append(svg("rect", { x: mid.x - width / 2, y: mid.y, width, height: 16, class: "hit" }));
     const open = () => showEdge(details, e, nodes);
     group.addEventListener("click", open);
     group.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); open(); } });
     edgeEls.set(edgeKey(e), group);
     picture.append(group);
   }
+  picture.append(edgeLabels);
   const chains = new Map(result.paths.map((p) => [p.nodes[p.nodes.length - 1], p]));
   for (const n of ordered) {
     const p = pos.get(n.id);
-    const group = svg("g", { class: `node hop-${n.hop}`, tabindex: 0, role: "button", "aria-label": `${n.title}, ${n.type}, hop ${n.hop}`, "data-id": n.id, transform: `translate(${p.x - NODE_W / 2},${p.y - p.h / 2})` });
-    group.append(svg("rect", { width: NODE_W, height: p.h, rx: 6 }));
-    const t = svg("text", { x: 8, y: 18, class: "title" });
-    t.textContent = n.title.length > 24 ? `${n.title.slice(0, 23)}…` : n.title;
-    const sub = svg("text", { x: 8, y: 34, class: "sub" });
-    sub.textContent = n.type;
-    group.append(t, sub);
+    const group = svg("g", { class: `node hop-${n.hop}`, tabindex: 0, role: "button", "data-id": n.id, transform: `translate(${p.x - NODE_W / 2},${p.y - p.h / 2})` });
     const notes = [];
     if (fanCut.has(n.id)) notes.push(`+${Math.max(0, fanCut.get(n.id) - s.fanOut)} not shown`);
     if (frontier.has(n.id)) notes.push("hop limit");
-    if (notes.length) {
-      const cut = svg("text", { x: 8, y: 52, class: "cut" });
-      cut.textContent = notes.join(" · ");
-      group.append(cut);
-    }
+    // The label is HTML (CSS cuts a long title with an ellipsis), so the whole title is the
+    // node's text and its accessible name starts with what is seen (WCAG 2.5.3).
+    group.setAttribute("aria-label", `${n.title} ${n.type}${notes.length ? ` ${notes.join(" · ")}` : ""}, hop ${n.hop}`);
+    const label = svg("foreignObject", { x: 0, y: 0, width: NODE_W, height: p.h });
+    label.append(h("div", { class: "label" },
+      h("span", { class: "title" }, n.title), " ",
+      h("span", { class: "sub" }, n.type),
+      notes.length ? [" ", h("span", { class: "cut" }, notes.join(" · "))] : null));
+    group.append(label);
     const focus = () => {
       picture.classList.add("focusing");
       const chain = chains.get(n.id);
@@ -267,8 +278,10 @@ async function showEdge(details, e, nodes) {
     details.append(
       h("h3", {}, "The lines"),
       ...stale,
-      h("pre", { class: "excerpt", "aria-label": `${at.path}, lines ${lines}` },
-        excerpt.lines.map((line) => h("span", { class: "line" }, h("span", { class: "number", "aria-hidden": "true" }, `${line.number} `), `${line.text}\n`))),
+      h("figure", { class: "excerpt" },
+        h("figcaption", { class: "small" }, `${at.path}, lines ${lines}`),
+        h("pre", { class: "excerpt" },
+          excerpt.lines.map((line) => h("span", { class: "line" }, h("span", { class: "number", "aria-hidden": "true" }, `${line.number} `), `${line.text}\n`)))),
     );
   } catch (error) {
     details.append(errorBox(error));
