@@ -98,3 +98,12 @@ def test_a_paths_url_draws_and_lists_the_paths(explorer: Watched) -> None:
     assert all(text.endswith("Lumen Analytics") for text in listed)
     assert page.locator("svg.graph .edge").count() >= 1
     assert (page.locator("a.show-query").get_attribute("href") or "").startswith("/graphql#query=")
+
+
+def test_bounds_beyond_the_servers_are_drawn_at_its_bounds(explorer: Watched) -> None:
+    page = explorer.open("/?entity=people/ada-lopez&view=graph&hops=6&fanOut=500")
+    page.get_by_role("heading", level=1, name="Graph around Ada Lopez").wait_for()
+    assert page.get_by_label("Hops").input_value() == "3"
+    assert page.get_by_label("Fan-out").input_value() == "100"
+    assert page.locator("svg.graph .edge").count() > 0
+    assert page.locator("main .error").count() == 0

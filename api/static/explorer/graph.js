@@ -10,6 +10,9 @@ const NODE_W = 180;
 const NODE_H = 44;
 const COLUMN = 280;
 const EDGE_LABEL_W = 140;
+// The server's bounds (api/args.py traversal_limits): a larger value is drawn at the bound.
+const MAX_HOPS = 3;
+const MAX_FAN_OUT = 100;
 
 const RESULT = `status seeds { id title } candidates { id title type }
     nodes { id kind type title hop }
@@ -57,8 +60,8 @@ function settings(params) {
   const direction = ["OUT", "IN", "BOTH"].includes(params.get("direction")) ? params.get("direction") : "BOTH";
   const relations = (params.get("relations") || "").split(",").map((r) => r.trim()).filter(Boolean);
   return {
-    hops: int("hops", 2, 1, 6),
-    fanOut: int("fanOut", 25, 1, 200),
+    hops: int("hops", 2, 1, MAX_HOPS),
+    fanOut: int("fanOut", 25, 1, MAX_FAN_OUT),
     direction,
     relations,
     history: params.get("history") === "1",
@@ -70,7 +73,7 @@ function controls(page, s, base) {
   const go = (change) => page.navigate(href({ ...base, hops: s.hops, fanOut: s.fanOut, direction: s.direction === "BOTH" ? "" : s.direction, relations: s.relations.join(","), history: s.history, asOf: s.asOf, ...change }));
   const number = (id, label, value, key) => h("span", { class: "control" },
     h("label", { for: id }, label),
-    h("input", { type: "number", id, min: 1, max: key === "hops" ? 6 : 200, value, onchange: (e) => go({ [key]: e.target.value }) }));
+    h("input", { type: "number", id, min: 1, max: key === "hops" ? MAX_HOPS : MAX_FAN_OUT, value, onchange: (e) => go({ [key]: e.target.value }) }));
   return h("form", { class: "controls", "aria-label": "Traversal options", onsubmit: (e) => e.preventDefault() },
     number("hops", "Hops", s.hops, "hops"),
     number("fanout", "Fan-out", s.fanOut, "fanOut"),
@@ -106,7 +109,8 @@ export async function pathsView(page, params) {
   const variables = { from: params.get("from"), to: params.get("to"), ...variablesOf(s) };
   const result = (await gql(PATHS, variables)).paths;
   page.answered(result.meta);
-  const title = `Paths from ${result.seeds[0]?.title || variables.from} to ${params.get("to")}`;
+  const target = result.nodes.find((n) => n.id === variables.to);
+  const title = `Paths from ${result.seeds[0]?.title || variables.from} to ${target?.title || variables.to}`;
   return drawing(page, result, s, variables, PATHS, { from: variables.from, to: variables.to }, title);
 }
 
