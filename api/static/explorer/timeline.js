@@ -100,7 +100,6 @@ async function pagedList(page, query, variables, tz, linkParams) {
     for (const entry of res.entries) fragment.append(row(entry, tz, linkParams));
     list.append(fragment);
     shown += res.entries.length;
-    list.classList.toggle("long", shown > PAGE);
     cursor = res.pageInfo.endCursor;
     counter.textContent = `${shown} of ${res.total} rows`;
     more.hidden = !res.pageInfo.hasNextPage;
