@@ -1,7 +1,7 @@
 """Every view of the explorer audited by axe-core (vendored under tests/browser/vendor, MPL-2.0):
 the WCAG 2.0/2.1/2.2 A and AA rules (colour contrast, labels, roles, names) and axe's best
-practices (landmarks, headings), at 1280x800 and at 390 px wide, with the validation-issues
-panel shown.
+practices (landmarks, headings), at 1280x800 and at 390 px wide, in the light scheme and the
+dark one, with the validation-issues panel shown.
 
 axe is put into the page through Playwright's `evaluate` (the DevTools protocol), which the
 page's Content-Security-Policy does not govern; the page itself keeps its strict policy, and
@@ -75,15 +75,20 @@ def audit(page: Page) -> dict[str, Any]:
     return result
 
 
-@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize(
+    ("width", "scheme"), [(1280, "light"), (390, "light"), (1280, "dark")], ids=str
+)
 def test_every_view_passes_the_wcag_audit(
-    browser: Browser, audited_server: str, width: int
+    browser: Browser, audited_server: str, width: int, scheme: str
 ) -> None:
     found: dict[str, Any] = {}
     checked: set[str] = set()
     viewport = {"width": width, "height": 800}
-    with watching(browser, audited_server, viewport=viewport) as explorer:
+    with watching(browser, audited_server, viewport=viewport, color_scheme=scheme) as explorer:
         page = explorer.page
+        explorer.open("/")
+        paper = page.evaluate("getComputedStyle(document.documentElement).backgroundColor")
+        assert paper == {"light": "rgb(255, 255, 255)", "dark": "rgb(15, 20, 25)"}[scheme]
         for name, (path, ready) in VIEWS.items():
             explorer.open(path)
             page.locator(ready).first.wait_for()
