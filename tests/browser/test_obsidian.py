@@ -18,10 +18,11 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.api.served import serve
 from tests.browser.conftest import Watched, watching
+from tests.browser.test_accessibility import audit
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "vaults" / "obsidian-like"
 HELP = os.environ.get("ALMANAC_OBSIDIAN_HELP", "")
@@ -83,6 +84,13 @@ def obsidian_help(browser: Browser, tmp_path: Path) -> Iterator[Watched]:
         yield explorer
 
 
+def clean(page: Page) -> None:
+    """The view passes the axe audit of test_accessibility.py."""
+    page.wait_for_load_state("networkidle")
+    result = audit(page)
+    assert (result["violations"], result["undecided"]) == ([], []), result
+
+
 def explore(explorer: Watched, case: Case) -> None:
     """Find a note by its spaced name, its record, its graph, an edge's lines, a paths URL."""
     page = explorer.open("/")
@@ -93,6 +101,7 @@ def explore(explorer: Watched, case: Case) -> None:
     file = page.locator("dt", has_text="File").locator("xpath=following-sibling::dd[1]")
     assert file.inner_text().startswith(f"{case.id}.md, lines 1–")
     page.locator(".paged > p.small[role=status]").wait_for()  # the timeline, even if empty
+    clean(page)
 
     page.get_by_role("link", name="Graph view").click()
     page.get_by_role("heading", level=1, name=f"Graph around {case.title}").wait_for()
@@ -103,6 +112,7 @@ def explore(explorer: Watched, case: Case) -> None:
     assert re.search(r"Lines\s+\d+", details.inner_text())
     expect(details.locator("pre.excerpt")).to_contain_text(case.line)
     assert details.locator(".stale").count() == 0
+    clean(page)
 
     start, end = case.paths
     explorer.open("/?" + urlencode({"from": start, "to": end}))
@@ -113,6 +123,7 @@ def explore(explorer: Watched, case: Case) -> None:
     assert listed, "no path listed"
     assert all(text.endswith(case.to_title) for text in listed), listed
     assert page.locator("svg.graph .edge").count() >= 1
+    clean(page)
     page.locator(".path-list li a", has_text=case.to_title).first.click()
     page.get_by_role("heading", level=1, name=f"Graph around {case.to_title}").wait_for()
 

@@ -9,7 +9,6 @@ const SVG = "http://www.w3.org/2000/svg";
 const NODE_W = 180;
 const NODE_H = 44;
 const COLUMN = 280;
-const EDGE_LABEL_W = 140;
 // The server's bounds (api/args.py traversal_limits): a larger value is drawn at the bound.
 const MAX_HOPS = 3;
 const MAX_FAN_OUT = 100;
@@ -50,6 +49,23 @@ function htmlLabel(x, y, width, cls, text) {
   const box = svg("foreignObject", { x, y, width, height: 16, class: cls });
   box.append(h("div", {}, h("span", {}, text)));
   return box;
+}
+
+/** Where an edge's label goes: on its curve (a cubic Bézier through `points`), above the point
+ * nearest the middle whose box (`width` x 16) overlaps no label placed before (crossing edges
+ * share their middles); the middle when every place is taken. */
+function labelPlace(placed, width, [p0, p1, p2, p3]) {
+  const on = (t) => {
+    const u = 1 - t;
+    const x = u * u * u * p0.x + 3 * u * u * t * p1.x + 3 * u * t * t * p2.x + t * t * t * p3.x;
+    const y = u * u * u * p0.y + 3 * u * u * t * p1.y + 3 * u * t * t * p2.y + t * t * t * p3.y;
+    return { x, y: y - 17 };
+  };
+  const free = (c) => placed.every((o) => Math.abs(o.x - c.x) * 2 >= o.width + width || Math.abs(o.y - c.y) >= 16);
+  const tries = [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.15, 0.85].map(on);
+  const at = tries.find(free) || tries[0];
+  placed.push({ ...at, width });
+  return at;
 }
 
 function settings(params) {
@@ -175,6 +191,7 @@ function drawing(page, result, s, variables, query, base, title) {
   // Edge labels go above every line (no line crosses a label) and let clicks through to the
   // edges; each edge's accessible name already says its relation.
   const edgeLabels = svg("g", { class: "edge-labels", "aria-hidden": "true" });
+  const placed = []; // the label boxes drawn so far
   for (const e of edges.values()) {
     const a = pos.get(e.from);
     const b = pos.get(e.to);
@@ -185,11 +202,11 @@ function drawing(page, result, s, variables, query, base, title) {
     const d = `M${start.x},${start.y} C${start.x + bend},${start.y} ${end.x - (a.x === b.x ? -60 : bend)},${end.y} ${end.x},${end.y}`;
     const group = svg("g", { class: "edge", tabindex: 0, role: "button", "aria-label": `${nodes.get(e.from).title} ${e.relation} ${nodes.get(e.to).title}`, "data-record": e.record });
     group.append(svg("path", { d, class: "hit" }), svg("path", { d, class: "line", "marker-end": "url(#arrow)" }));
-    const mid = { x: (start.x + end.x) / 2, y: (start.y + end.y) / 2 - 17 };
-    edgeLabels.append(htmlLabel(mid.x - EDGE_LABEL_W / 2, mid.y, EDGE_LABEL_W, "edge-label", e.relation));
-    // Under its label, a clickable area of the edge (and a box: a straight edge has no height).
     const width = 7 * e.relation.length + 8;
-    group.append(svg("rect", { x: mid.x - width / 2, y: mid.y, width, height: 16, class: "hit" }));
+    const at = labelPlace(placed, width, [start, { x: start.x + bend, y: start.y }, { x: end.x - (a.x === b.x ? -60 : bend), y: end.y }, end]);
+    edgeLabels.append(htmlLabel(at.x - width / 2, at.y, width, "edge-label", e.relation));
+    // Under its label, a clickable area of the edge (and a box: a straight edge has no height).
+    group.append(svg("rect", { x: at.x - width / 2, y: at.y, width, height: 16, class: "hit" }));
     const open = () => showEdge(details, e, nodes);
     group.addEventListener("click", open);
     group.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); open(); } });
