@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import sqlite3
+import sys
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -25,6 +26,9 @@ __all__ = ["Guard", "Memory", "NoteState", "Overlay"]
 K = TypeVar("K")
 V = TypeVar("V")
 _GONE = object()
+# SQLite returns a new string per row and column: what many rows repeat (a path in four tables,
+# a scope, a revision) is interned on load, so the memory (and the graph) hold each once.
+_intern = sys.intern
 
 
 @dataclass(slots=True)
@@ -124,10 +128,11 @@ class Memory:
         revisions, the attachments, the scan issues and the digests."""
         version = conn.execute("PRAGMA data_version").fetchone()[0]
         for path, size, mtime_ns, ino, revision in conn.execute("SELECT * FROM files"):
+            path = _intern(path)
             self.keys[path] = (size, mtime_ns, ino)
-            self.revisions[path] = revision
+            self.revisions[path] = _intern(revision)
         for path, scope in conn.execute("SELECT path, scope FROM attachments"):
-            self.attachments.add(path, scope)
+            self.attachments.add(_intern(path), _intern(scope))
         for row in conn.execute(
             "SELECT path, line, field, code, message, record_id FROM issues WHERE origin = 'scan'"
         ):
@@ -149,6 +154,8 @@ class Memory:
         for path, note_id, scope, kind, valid, lifecycle, revision, eligible, slug in conn.execute(
             query
         ):
+            path, note_id, scope = _intern(path), _intern(note_id), _intern(scope)
+            kind, lifecycle, revision = _intern(kind), _intern(lifecycle), _intern(revision)
             state = NoteState(
                 path, note_id, scope, kind, bool(valid), lifecycle, revision, None, ()
             )
@@ -163,6 +170,7 @@ class Memory:
             self.entries[path].reinstated_us = start
         refs: dict[str, list[tuple[str, int, str]]] = {}
         known: dict[tuple[str, str | None], Resolution] = {}
+        fields: dict[tuple[str, int], tuple[str, int]] = {}  # (field, ord), one of each
         for path, fld, ord_, _kind, text, line, target, resolved_path, status in conn.execute(
             "SELECT path, field, ord, kind, text, line, target, resolved_path, status"
             " FROM targets WHERE field <> 'link' OR status IN ('ambiguous', 'file')"
@@ -175,13 +183,16 @@ class Memory:
                 else:
                     state.file_links += ((ord_, resolved_path),)
                 continue
-            refs.setdefault(path, []).append((fld, ord_, target))
+            key = fields.setdefault((fld, ord_), (_intern(fld), ord_))
+            refs.setdefault(state.path, []).append((key[0], ord_, target))
             res = known.get((status, resolved_path))
             if res is None:
-                res = known[(status, resolved_path)] = Resolution(status, resolved_path)
-            state.resolved[(fld, ord_)] = res
-            if resolved_path is not None:
-                self.referrers.setdefault(resolved_path, set()).add(path)
+                if resolved_path is not None:
+                    resolved_path = _intern(resolved_path)
+                res = known[(status, resolved_path)] = Resolution(_intern(status), resolved_path)
+            state.resolved[key] = res
+            if res.path is not None:
+                self.referrers.setdefault(res.path, set()).add(state.path)
         for path, items in refs.items():
             self.entries[path].refs = tuple(items)
         for path, code in conn.execute("SELECT path, code FROM issues WHERE origin = 'derived'"):

@@ -152,7 +152,8 @@ def _file_name(slug: str) -> str:
 
 def _fold(note_id: str) -> str:
     if note_id.isascii():
-        return note_id.lower()
+        folded = note_id.lower()
+        return note_id if folded == note_id else folded  # most ids: no second string kept
     return unicodedata.normalize("NFKC", note_id).casefold()
 
 
