@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import socket
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import parse_qs
@@ -33,6 +34,8 @@ __all__ = ["app_from_env", "check_body", "create_app"]
 _FOLLOW_SECONDS = 0.25  # how often subscriptions look for changes, the vault watched
 _SCAN_SECONDS = 1.0  # the same when every look scans the vault
 _SOCKET_BUFFER = 64 * 1024  # a WebSocket's kernel send buffer (SO_SNDBUF; Linux doubles it)
+_PASSED_BYTES = 256 * 1024  # query strings known to pass the checks, at most this many bytes
+_ENTRY_BYTES = 128  # what remembering one costs besides its own bytes
 
 
 def create_app(
@@ -82,7 +85,7 @@ def create_app(
             yield
         finally:
             await feed.stop()
-            schema.workers.shutdown(wait=True)  # no operation runs on past the store
+            schema.shutdown()  # no operation runs on past the store
             services.close()
 
     guard = Guard(graphql, services, settings.limits)
@@ -124,6 +127,9 @@ class Guard:
         self.app = app
         self.services = services
         self.limits = limits
+        # Query strings that passed the checks (a poll sends the same one again and again).
+        self._passed: OrderedDict[bytes, None] = OrderedDict()
+        self._passed_bytes = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
@@ -171,9 +177,11 @@ class Guard:
         )
         if scope["method"] == "GET":
             query_string = scope.get("query_string", b"")
-            if len(query_string) > self.limits.max_body_bytes:
-                raise PayloadTooLarge("Query string too large")
-            _check_query_params(query_string, self.limits.max_json_depth)
+            if query_string not in self._passed:
+                if len(query_string) > self.limits.max_body_bytes:
+                    raise PayloadTooLarge("Query string too large")
+                _check_query_params(query_string, self.limits.max_json_depth)
+                self._pass(query_string)
             return receive
         kind = headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != "application/json":
@@ -190,6 +198,16 @@ class Guard:
             return {"type": "http.request", "body": body, "more_body": False}
 
         return replay
+
+    def _pass(self, query_string: bytes) -> None:
+        """Remember a query string that passed (the most recent, at most `_PASSED_BYTES`)."""
+        if len(query_string) > _PASSED_BYTES // 64:
+            return
+        self._passed[query_string] = None
+        self._passed_bytes += _ENTRY_BYTES + len(query_string)
+        while self._passed_bytes > _PASSED_BYTES:
+            old, _ = self._passed.popitem(last=False)
+            self._passed_bytes -= _ENTRY_BYTES + len(old)
 
 
 def check_body(body: bytes, limits: Limits) -> None:

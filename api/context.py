@@ -27,6 +27,7 @@ __all__ = [
 
 CONTEXT = "almanac.context"  # where a request's scope keeps its `Context`, closed with it
 _MINUTE_US = 60_000_000
+_LOOPBACK_NAMES = frozenset({"127.0.0.1", "::1", "[::1]"})
 
 
 @dataclass(slots=True)
@@ -76,8 +77,7 @@ class Context:
             # The read transaction was opened while the graph was warming up, or not kept (a
             # CLI run, which builds it now): the view of the generation it reads, or an error.
             assert self._reader is not None
-            generation = temporal.generation(self._reader)
-            self._view = self.services.view_of(generation, deadline=self.deadline)
+            self._view = self.services.view_of(self._reader, deadline=self.deadline)
         return self._view
 
     def _open(self) -> None:
@@ -189,8 +189,8 @@ def scopes_for_token(
 def is_loopback(name: str) -> bool:
     """Whether a host name or address is this machine's: exactly `localhost`, or an IP literal
     (IPv6 with or without brackets) that is a loopback address."""
-    if name.lower() == "localhost":
-        return True
+    if name in _LOOPBACK_NAMES or name.lower() == "localhost":
+        return True  # the usual names, without parsing an address each request
     if name.startswith("[") and name.endswith("]"):
         name = name[1:-1]
     try:

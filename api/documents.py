@@ -66,6 +66,8 @@ KEPT_TEXT_CHARS = 16 * 1024  # longer documents are prepared every time, never k
 # Validation stops after this many errors (graphql-core's default is 100): each error costs
 # its source locations, its copy and its JSON, ~1 ms for 100 at 2-3 nodes apiece.
 MAX_ERRORS = 10
+# Root fields that answer from an index in about a millisecond, whatever they select below.
+_LIGHT_FIELDS = frozenset({"lookup", "record", "status"})
 Rules: TypeAlias = tuple[type[ASTValidationRule], ...]
 _SATURATED = 1 << 62  # counts stop growing here: a hostile document's exact count is not needed
 
@@ -162,6 +164,22 @@ class Documents:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self._kept = functools.lru_cache(maxsize=DOCUMENTS_KEPT)(self._prepare)
+        # (text, operation name) of the documents seen to ask only for light root fields: the
+        # schema runs them again in its light lane (`is_light`). Bounded like the cache above.
+        self._light: dict[tuple[str, str | None], None] = {}
+
+    def is_light(self, text: str | None, operation_name: str | None) -> bool:
+        """Whether `text` (with `operation_name`) was seen to ask only for light root fields
+        (`_LIGHT_FIELDS`): an operation that cannot be slow. Unseen texts are not."""
+        return (text, operation_name) in self._light if text is not None else False
+
+    def seen(self, text: str, operation_name: str | None, label: str) -> None:
+        """Remember what a prepared document's operation asks for (its `operation_label`)."""
+        if label not in _LIGHT_FIELDS or len(text) > KEPT_TEXT_CHARS:
+            return
+        if len(self._light) >= DOCUMENTS_KEPT:
+            self._light.pop(next(iter(self._light)), None)  # the oldest goes
+        self._light[(text, operation_name)] = None
 
     def extension(self) -> SchemaExtension:
         """The schema extension that hands strawberry a prepared document (a factory)."""
@@ -318,9 +336,11 @@ class _DocumentExtension(SchemaExtension):
             else:
                 context.graphql_document = prepared.document
             context.pre_execution_errors = list(prepared.errors)  # [] skips strawberry's rules
+            label = operation_label(
+                context.schema._schema, prepared.document, context.operation_name
+            )
+            self.documents.seen(context.query, context.operation_name, label)
             owner = context.context
             if hasattr(owner, "operation"):
-                owner.operation = operation_label(
-                    context.schema._schema, prepared.document, context.operation_name
-                )
+                owner.operation = label
         yield

@@ -75,7 +75,7 @@ class Embedded:
         if self._closed.is_set():
             return
         self._closed.set()
-        self.schema.workers.shutdown(wait=True)
+        self.schema.shutdown()
         self.services.close()
 
     @contextlib.contextmanager

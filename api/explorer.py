@@ -89,6 +89,8 @@ def wants_ide(scope: Scope) -> bool:
     for key, value in scope["headers"]:
         if key.lower() == b"accept":
             accept = value.decode("latin-1")
+    if "text/html" not in accept:
+        return False  # not a browser's page load: no need to parse the query string
     try:
         params = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     except ValueError:

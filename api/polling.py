@@ -9,6 +9,12 @@ query), the minute its clocks are read at (`Context.clock_us`). It is worked out
 request's freshness check and from the request's own read transaction, so an answer and its
 tag always belong to one snapshot. A document that selects `freshness` (the instant of the
 request) or `excerpt` (the file as it reads now, not the index) has no tag and is never kept.
+
+An unchanged poll does not read the database at all: a tag once worked out is remembered for
+its query string and readable scopes, with the database's version (`Store.version`, which moves
+with every commit of any process) and, for a time query, its minute. While the version and the
+minute stay, so do the snapshot, the issues and the tag; the request still awaits its freshness
+check first, which reconciles whatever the watcher saw.
 """
 
 from __future__ import annotations
@@ -22,12 +28,14 @@ from dataclasses import dataclass
 
 import temporal
 
-__all__ = ["Answers", "Kept", "etag_matches"]
+__all__ = ["Answers", "Kept", "Known", "etag_matches"]
 
 # Conservative, on the text: a comment or a string naming them counts too.
 _UNKEPT = re.compile(r"\b(?:freshness|excerpt)\b")
 _CLOCKED = re.compile(r"\b(?:timeline|chronicleDay|chronicleSince|chronicleLastSeen)\b")
 _ISSUES_KEPT = 4  # generations whose issue digests are kept
+_KNOWN_BYTES = 1 << 20  # query strings whose tags are remembered, at most this many bytes
+_ENTRY_BYTES = 256  # what one remembered tag costs besides its query string and scopes
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +46,21 @@ class Kept:
     operation: str
 
 
+@dataclass(frozen=True, slots=True)
+class Known:
+    """A tag as worked out, and what it holds for: the database's `version`, and the minute
+    (`clock_us`) for a document that may read the clock (None for one that does not)."""
+
+    tag: str
+    snapshot: str
+    version: int
+    clock_us: int | None
+
+
 class Answers:
     """ETags of GET requests, and the answers kept for them (least recently used first out,
-    at most `max_bytes` of bodies)."""
+    at most `max_bytes` of bodies). `worked_out` counts the tags worked out from a read
+    transaction (the others were remembered: tests)."""
 
     def __init__(self, *, schema_id: str, max_bytes: int) -> None:
         self.schema_id = schema_id
@@ -48,6 +68,53 @@ class Answers:
         self.size = 0
         self._kept: OrderedDict[str, Kept] = OrderedDict()
         self._issues: OrderedDict[str, dict[str, str]] = OrderedDict()
+        self._known: OrderedDict[tuple[bytes, tuple[str, ...]], Known] = OrderedDict()
+        self._known_bytes = 0
+        self.worked_out = 0
+
+    def known(
+        self, query_string: bytes, scopes: tuple[str, ...], *, version: int, clock_us: int
+    ) -> Known | None:
+        """The tag remembered for a request's query string and readable scopes, when it still
+        holds: the database's `version` is the one it was worked out at (no commit since), and
+        for a time query the minute is the same."""
+        found = self._known.get((query_string, scopes))
+        if found is None or found.version != version:
+            return None
+        if found.clock_us is not None and found.clock_us != clock_us:
+            return None
+        return found
+
+    def work_out(
+        self,
+        reader: temporal.Reader,
+        query_string: bytes,
+        params: Mapping[str, str],
+        *,
+        scopes: tuple[str, ...],
+        snapshot: str,
+        clock_us: int,
+        version: int,
+    ) -> Known | None:
+        """`tag`, remembered for `known` (`version` read before `reader` began)."""
+        self.worked_out += 1
+        tag = self.tag(reader, params, scopes=scopes, snapshot=snapshot, clock_us=clock_us)
+        if tag is None:
+            return None
+        clocked = clock_us if _CLOCKED.search(params.get("query", "")) else None
+        found = Known(tag, snapshot, version, clocked)
+        key = (query_string, scopes)
+        size = _size(key)
+        if size > _KNOWN_BYTES // 16:
+            return found
+        if key not in self._known:
+            self._known_bytes += size
+        self._known[key] = found
+        self._known.move_to_end(key)
+        while self._known_bytes > _KNOWN_BYTES:
+            old, _ = self._known.popitem(last=False)
+            self._known_bytes -= _size(old)
+        return found
 
     def tag(
         self,
@@ -118,3 +185,8 @@ def etag_matches(header: str | None, tag: str) -> bool:
     if header.strip() == "*":
         return True
     return any(part.strip().removeprefix("W/") == f'"{tag}"' for part in header.split(","))
+
+
+def _size(key: tuple[bytes, tuple[str, ...]]) -> int:
+    """What remembering a tag under `key` (query string, scopes) costs, roughly, in bytes."""
+    return _ENTRY_BYTES + len(key[0]) + sum(len(scope) for scope in key[1])

@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -12,6 +12,7 @@ from graphql import GraphQLError
 from strawberry.extensions import DisableIntrospection, SchemaExtension
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, ExecutionResult
+from strawberry.types.graphql import OperationType
 
 from api.documents import Documents
 from api.errors import ErrorCodes, render
@@ -111,18 +112,49 @@ class Schema(strawberry.Schema):
 
     Every resolver is synchronous, so the event loop never runs a request's work: it goes on
     accepting and answering while any one request computes, and at most `workers` operations
-    run at once (the others wait their turn, in order, their deadline running).
+    run at once (the others wait their turn, in order, their deadline running). A document
+    already seen to ask only for `lookup`, `record` or `status` runs in a light lane of one
+    thread instead, so a dashboard's one-millisecond lookup never waits behind traversals.
     """
 
-    def __init__(self, *args: Any, workers: int, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, workers: int, documents: Documents, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # A plain executor: its hand-off costs ~50 µs, anyio's thread pool ~80 µs (a lookup
         # answered in process takes ~45 µs).
         self.workers = ThreadPoolExecutor(workers, thread_name_prefix="almanac-graphql")
+        # The light lane: a document already seen to ask only for light root fields (`lookup`,
+        # `record`, `status`) runs here, so it never waits in line behind heavy operations.
+        self.light = ThreadPoolExecutor(1, thread_name_prefix="almanac-light")
+        self.documents = documents
 
-    async def execute(self, *args: Any, **kwargs: Any) -> ExecutionResult:
-        run = functools.partial(self.execute_sync, *args, **kwargs)
-        return await asyncio.get_running_loop().run_in_executor(self.workers, run)
+    async def execute(  # strawberry's signature
+        self,
+        query: str | None,
+        variable_values: dict[str, Any] | None = None,
+        context_value: Any | None = None,
+        root_value: Any | None = None,
+        operation_name: str | None = None,
+        allowed_operation_types: Iterable[OperationType] | None = None,
+        operation_extensions: dict[str, Any] | None = None,
+    ) -> ExecutionResult:
+        run = functools.partial(
+            self.execute_sync,
+            query,
+            variable_values=variable_values,
+            context_value=context_value,
+            root_value=root_value,
+            operation_name=operation_name,
+            allowed_operation_types=allowed_operation_types,
+            operation_extensions=operation_extensions,
+        )
+        light = self.documents.is_light(query, operation_name)
+        pool = self.light if light else self.workers
+        return await asyncio.get_running_loop().run_in_executor(pool, run)
+
+    def shutdown(self) -> None:
+        """Wait for the operations running and stop the lanes' threads."""
+        self.workers.shutdown(wait=True)
+        self.light.shutdown(wait=True)
 
     async def stream(self, *args: Any, **kwargs: Any) -> Any:  # Any: strawberry's StreamResult
         """strawberry's stream (WebSocket operations), each result's errors rendered with their
@@ -158,6 +190,7 @@ def build_schema(limits: Limits | None = None, *, introspection: bool = True) ->
         query=Query,
         subscription=Subscription,
         workers=limits.workers,
+        documents=documents,
         extensions=extensions,
         config=StrawberryConfig(disable_field_suggestions=not introspection),
         execution_context_class=Executor,

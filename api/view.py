@@ -119,20 +119,12 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         await response(scope, receive, send)
 
     async def _poll(self, request: Request, answers: Answers) -> Response:
-        """A GET: freshness first (as for every request), then its tag from the request's own
-        read transaction: `304` when the client has it, the kept answer when there is one,
-        else the answer executed (and kept when it has no errors)."""
-        context = await self.get_context(request, response=Response())
-        tag = None
-        if not context.degraded:
-            scopes = readable_scopes(self.services, context.scopes)
-            tag = answers.tag(
-                context.reader(),
-                request.query_params,
-                scopes=scopes,
-                snapshot=context.snapshot(scopes),
-                clock_us=context.clock_us,
-            )
+        """A GET: freshness first (as for every request), then its tag: the one remembered
+        while the database has not changed (no read at all), else worked out from the
+        request's own read transaction; `304` when the client has it, the kept answer when
+        there is one, else the answer executed (and kept when it has no errors)."""
+        context = await self._http_context(request, self.clock())
+        tag = None if context.degraded else self._tag(request, context, answers)
         if tag is None:
             return await self.run(request, context=context)
         headers = {
@@ -156,6 +148,32 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         answers.keep(tag, Kept(bytes(response.body), context.operation))
         response.headers.update(headers)
         return response
+
+    def _tag(self, request: Request, context: Context, answers: Answers) -> str | None:
+        """A GET's tag: the one remembered while the database has not changed, when the
+        request is answered without executing (`304`, or a kept answer); else worked out
+        from the request's read transaction, the one its execution reads too."""
+        scopes = tuple(readable_scopes(self.services, context.scopes))
+        query_string: bytes = request.scope.get("query_string", b"")
+        # Read before the read transaction begins: a commit after that moves the version.
+        version = self.services.store.version()
+        known = answers.known(query_string, scopes, version=version, clock_us=context.clock_us)
+        if known is not None and (
+            answers.get(known.tag) is not None
+            or etag_matches(request.headers.get("if-none-match"), known.tag)
+        ):
+            context.seen = known.snapshot
+            return known.tag
+        known = answers.work_out(
+            context.reader(),
+            query_string,
+            request.query_params,
+            scopes=scopes,
+            snapshot=context.snapshot(scopes),
+            clock_us=context.clock_us,
+            version=version,
+        )
+        return None if known is None else known.tag
 
     async def process_result(
         self, request: Request, result: ExecutionResult
@@ -183,6 +201,11 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                 authorization=request.headers.get("authorization"),
                 client=client,
             )
+        return await self._http_context(request, stamp)
+
+    async def _http_context(self, request: Request, stamp: int) -> Context:
+        """An HTTP request's context, once its freshness check is done (`stamp`: its clock)."""
+        services = self.services
         deadline = time.monotonic() + services.settings.limits.request_seconds
         context = Context(services, request.scope.get("almanac.scopes"), stamp, deadline=deadline)
         request.scope[CONTEXT] = context

@@ -21,9 +21,9 @@ the edges that were waiting for it are found in memory.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 import networkx as nx
 
@@ -45,6 +45,8 @@ from temporal import EdgeRow, NodeRow, Reader, ReconcileResult, RecordRef, Store
 
 __all__ = ["Projection"]
 
+K = TypeVar("K")
+
 # Every node's and edge's attribute dict: an edge's key (`Edge`) carries relation, evidence,
 # locator and validity, and a node's record is in the projection's `_live`, so none has
 # attributes, and one shared empty dict stands for all of them (a dict per edge and per node
@@ -56,11 +58,66 @@ def _no_attributes() -> dict[str, Any]:
     return _NO_ATTRIBUTES
 
 
+class _Keys(MutableMapping[Edge, dict[str, Any]]):
+    """The keys of the edges between two nodes (networkx's "key dict"), each mapped to the
+    shared empty attributes: almost always one edge, kept in a slot (48 bytes, where a dict of
+    one key is 224: ~75 MB at 100,000 notes), and a set of them when there are more."""
+
+    __slots__ = ("_one", "_more")
+
+    def __init__(self) -> None:
+        self._one: Edge | None = None
+        self._more: set[Edge] | None = None
+
+    def __getitem__(self, key: Edge) -> dict[str, Any]:
+        if key in self:
+            return _NO_ATTRIBUTES
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        more = self._more
+        return key in more if more is not None else self._one is not None and self._one == key
+
+    def __setitem__(self, key: Edge, value: dict[str, Any]) -> None:
+        assert value is _NO_ATTRIBUTES, "graph edges have no attributes"
+        if self._more is not None:
+            self._more.add(key)
+        elif self._one is None or self._one == key:
+            self._one = key
+        else:
+            self._more = {self._one, key}
+            self._one = None
+
+    def __delitem__(self, key: Edge) -> None:
+        if key not in self:
+            raise KeyError(key)
+        if self._more is None:
+            self._one = None
+            return
+        self._more.discard(key)
+        if len(self._more) == 1:
+            (self._one,) = self._more
+            self._more = None
+
+    def __iter__(self) -> Iterator[Edge]:
+        if self._more is not None:
+            return iter(list(self._more))
+        return iter(() if self._one is None else (self._one,))
+
+    def __len__(self) -> int:
+        return len(self._more) if self._more is not None else int(self._one is not None)
+
+    def copy(self) -> dict[Edge, dict[str, Any]]:
+        return dict.fromkeys(self, _NO_ATTRIBUTES)
+
+
 class _Graph(nx.MultiDiGraph):  # type: ignore[type-arg]
-    """A `MultiDiGraph` whose nodes and edges share one empty attribute dict."""
+    """A `MultiDiGraph` whose nodes and edges share one empty attribute dict, and whose key
+    dicts are `_Keys`."""
 
     node_attr_dict_factory = staticmethod(_no_attributes)
     edge_attr_dict_factory = staticmethod(_no_attributes)
+    edge_key_dict_factory = _Keys  # type: ignore[assignment]
 
 
 class Projection:
@@ -73,11 +130,12 @@ class Projection:
     def __init__(self) -> None:
         self.graphs: dict[str, nx.MultiDiGraph[str]] = {}
         self._notes: dict[str, NodeRow] = {}  # path -> valid note
-        self._paths_by_id: dict[str, set[str]] = {}
+        # One path, or a set of several (rare; see `_Paths`): id -> note paths.
+        self._paths_by_id: dict[str, _Paths] = {}
         self._live: dict[tuple[str, str], Node] = {}  # (scope, id) -> eligible record
         self._rows: dict[str, tuple[Edge, ...]] = {}  # evidence path -> every edge row
         self._scope_of: dict[str, str] = {}  # evidence path -> scope
-        self._incident: dict[tuple[str, str], set[str]] = {}  # (scope, id) -> evidence paths
+        self._incident: dict[tuple[str, str], _Paths] = {}  # (scope, id) -> evidence paths
         # evidence path -> its edges in the graph (a tuple: a set of a few is 3-4 times larger)
         self._in_graph: dict[str, tuple[Edge, ...]] = {}
         self.view = ProjectionView(MappingProxyType({}), 0)
@@ -132,7 +190,7 @@ class Projection:
         rewritten = set(result.resolved_paths) | set(result.changed_paths)
         touched_paths = set(rewritten)
         for rid in result.affected_ids:
-            touched_paths |= self._paths_by_id.get(rid, set())
+            touched_paths.update(_members(self._paths_by_id.get(rid)))
         keys = {
             (self._notes[p].scope, self._notes[p].id) for p in touched_paths if p in self._notes
         }
@@ -169,7 +227,7 @@ class Projection:
             scope = self._scope_of[path]
             live = {e for e in stored if self._is_live(scope, e)}
             if live:
-                self._in_graph[path] = tuple(live)
+                self._in_graph[path] = _same_or(stored, live)
                 pending.setdefault(scope, []).extend((e.src, e.dst, e) for e in live)
         for scope, rid in self._live:
             self._graph(scope).add_node(rid)
@@ -194,7 +252,7 @@ class Projection:
                 changed_nodes.add(key)
         evidence = set(rewritten)
         for scope, rid in changed_nodes:
-            evidence |= self._incident.get((scope, rid), set())
+            evidence.update(_members(self._incident.get((scope, rid))))
             old = self._live.get((scope, rid))
             if old is not None:
                 evidence.add(old.path)
@@ -235,7 +293,7 @@ class Projection:
             old_edges = set(self._in_graph.pop(path, ()))
             new_edges = {e for e in self._rows.get(path, ()) if self._is_live(scope, e)}
             if new_edges:
-                self._in_graph[path] = tuple(new_edges)
+                self._in_graph[path] = _same_or(self._rows[path], new_edges)
             for edge in old_edges - new_edges:
                 self._graph(scope).remove_edge(edge.src, edge.dst, key=edge)
                 note(scope, edge, 0)
@@ -302,20 +360,16 @@ class Projection:
 
     def _remember_note(self, row: NodeRow) -> None:
         self._notes[row.path] = row
-        self._paths_by_id.setdefault(row.id, set()).add(row.path)
+        _put(self._paths_by_id, row.id, row.path)
 
     def _forget_note(self, path: str) -> None:
         row = self._notes.pop(path, None)
         if row is not None:
-            paths = self._paths_by_id.get(row.id)
-            if paths is not None:
-                paths.discard(path)
-                if not paths:
-                    del self._paths_by_id[row.id]
+            _discard(self._paths_by_id, row.id, path)
 
     def _eligible(self, key: tuple[str, str]) -> Node | None:
         scope, rid = key
-        for path in sorted(self._paths_by_id.get(rid, ())):
+        for path in sorted(_members(self._paths_by_id.get(rid))):
             row = self._notes[path]
             if row.scope == scope and row.eligible:
                 ref = RecordRef(row.id, row.kind, row.type, row.title)
@@ -335,17 +389,13 @@ class Projection:
         edges = [previous.get(edge, edge) for edge in edges]
         for edge in self._rows.pop(path, ()):
             for end in (edge.src, edge.dst):
-                paths = self._incident.get((scope, end))
-                if paths is not None:
-                    paths.discard(path)
-                    if not paths:
-                        del self._incident[(scope, end)]
+                _discard(self._incident, (scope, end), path)
         if not edges:
             return
         self._rows[path] = tuple(edges)
         for edge in edges:
             for end in (edge.src, edge.dst):
-                self._incident.setdefault((scope, end), set()).add(path)
+                _put(self._incident, (scope, end), path)
 
     def _is_live(self, scope: str, edge: Edge) -> bool:
         evidence = self._live.get((scope, edge.evidence))
@@ -355,6 +405,43 @@ class Projection:
             and (scope, edge.src) in self._live
             and (scope, edge.dst) in self._live
         )
+
+
+# The paths under one key of `_paths_by_id` and `_incident`: one path, or a set when several
+# share the key. Most keys have one, and a set of one costs 216 bytes (~40 MB at 100,000 notes).
+_Paths = str | set[str]
+
+
+def _put(index: dict[K, _Paths], key: K, path: str) -> None:
+    found = index.get(key)
+    if found is None:
+        index[key] = path
+    elif isinstance(found, str):
+        if found != path:
+            index[key] = {found, path}
+    else:
+        found.add(path)
+
+
+def _discard(index: dict[K, _Paths], key: K, path: str) -> None:
+    found = index.get(key)
+    if found == path:
+        del index[key]
+    elif isinstance(found, set):
+        found.discard(path)
+        if len(found) == 1:
+            index[key] = found.pop()
+
+
+def _members(found: _Paths | None) -> tuple[str, ...] | set[str]:
+    if found is None:
+        return ()
+    return (found,) if isinstance(found, str) else found
+
+
+def _same_or(stored: tuple[Edge, ...], live: set[Edge]) -> tuple[Edge, ...]:
+    """A file's edges in the graph: the tuple of its rows itself when all of them are."""
+    return stored if len(stored) == len(live) else tuple(live)
 
 
 def _edge(row: EdgeRow) -> Edge:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 import temporal
-from temporal import Reader, RecordRef, normalize_name
+from temporal import NameRule, Reader, RecordRef
 
 __all__ = [
     "MAX_SEED_TEXT",
@@ -51,13 +51,12 @@ def lookup(reader: Reader, name: str, *, scopes: Sequence[str]) -> LookupResult:
     Never fuzzy. Ambiguity is computed across all matches of all rules, so a
     name that is one record's id and another's alias is ambiguous.
     """
-    key = normalize_name(name)
-    found = reader.lookup(name, scopes, key) if name.strip() else []
+    found = reader.designated(name, scopes, rules=temporal.LOOKUP_RULES)
     if len(found) == 1:
-        return LookupResult(LookupStatus.FOUND, found[0], ())
+        return LookupResult(LookupStatus.FOUND, found[0][1], ())
     if not found:
         return LookupResult(LookupStatus.MISSING, None, ())
-    return LookupResult(LookupStatus.AMBIGUOUS, None, tuple(found))
+    return LookupResult(LookupStatus.AMBIGUOUS, None, tuple(ref for _, ref in found))
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +74,7 @@ def seeds_by_id(reader: Reader, name: str, scopes: Sequence[str]) -> Seeds:
     A name that designates several records (an id and another's slug, or one id in two
     scopes) is AMBIGUOUS: a traversal never guesses where to start.
     """
-    found = temporal.seed_matches(reader, name, scopes) if name else []
+    found = reader.designated(name, scopes, rules=temporal.SEED_RULES)
     if not found:
         return Seeds(LookupStatus.MISSING, ())
     if len(found) > 1:
@@ -91,16 +90,18 @@ def seeds_by_text(reader: Reader, text: str, scopes: Sequence[str]) -> Seeds:
     A name that designates several records makes the result AMBIGUOUS with every candidate
     of every ambiguous name; no name at all is MISSING.
     """
-    norm = temporal.normalize_name(text)
+    # Spans of the text normalised once as titles and aliases are (the TITLE rule's key), each
+    # looked up as that rule finds names (`Reader.named`), all at once.
+    norm = NameRule.TITLE.key(text)
     spans = list(_spans(norm))
-    known = temporal.declared_names(reader, {norm[i:j] for i, j in spans}, scopes)
+    known = reader.named(NameRule.TITLE, {norm[i:j] for i, j in spans}, scopes)
     found: dict[_Key, RecordRef] = {}
     ambiguous: dict[str, RecordRef] = {}
     position = 0
     for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
-        if start < position or norm[start:end] not in known:
+        matches = known.get(norm[start:end]) if start >= position else None
+        if not matches:
             continue
-        matches = known[norm[start:end]]
         if len(matches) > 1:
             ambiguous.update((ref.id, ref) for _, ref in matches)
         else:

@@ -102,14 +102,21 @@ class Adjacency:
     `firsts` holds, for out, inc and both, the step to each of the first `FIRSTS` distinct
     neighbours without `superseded_by` edges (the first such step to each, in order): all a
     traversal without filters needs of a node. Where that is the whole of `out`, `inc` or
-    `both` (no repeated neighbour, no `superseded_by`) it is the same tuple, not a copy.
+    `both` (no repeated neighbour, no `superseded_by`) it is the same tuple, not a copy, and
+    where all three are, nothing is kept for them (`picked` is None).
     """
 
     out: tuple[Step, ...]
     inc: tuple[Step, ...]
-    both: tuple[Step, ...]  # out and inc merged: the same step objects, no copies
+    both: tuple[Step, ...]  # out and inc merged: the same step objects (the same tuple as one
+    # of them when the other is empty)
     counts: tuple[int, int, int, int, int, int]
-    firsts: tuple[tuple[Step, ...], tuple[Step, ...], tuple[Step, ...]]
+    picked: tuple[tuple[Step, ...], tuple[Step, ...], tuple[Step, ...]] | None
+
+    @property
+    def firsts(self) -> tuple[tuple[Step, ...], tuple[Step, ...], tuple[Step, ...]]:
+        """The steps to the first `FIRSTS` distinct neighbours, for out, inc and both."""
+        return self.picked or (self.out, self.inc, self.both)
 
     @classmethod
     def of(
@@ -120,7 +127,10 @@ class Adjacency:
         counts: tuple[int, int, int, int, int, int],
     ) -> Adjacency:
         """The adjacency of these presorted steps, with its `firsts`."""
-        return cls(out, inc, both, counts, (_firsts(out), _firsts(inc), _firsts(both)))
+        picked = (_firsts(out), _firsts(inc), _firsts(both))
+        if picked[0] is out and picked[1] is inc and picked[2] is both:
+            return cls(out, inc, both, _shared(counts), None)
+        return cls(out, inc, both, _shared(counts), picked)
 
     def count(self, *, forward: bool, backward: bool, history: bool) -> int:
         """Distinct neighbours along the chosen directions."""
@@ -128,7 +138,25 @@ class Adjacency:
         return self.counts[index]
 
 
-_EMPTY = Adjacency((), (), (), (0, 0, 0, 0, 0, 0), ((), (), ()))
+_EMPTY = Adjacency((), (), (), (0, 0, 0, 0, 0, 0), None)
+
+# Most nodes have a few neighbours: their counts are one of few tuples, each kept once.
+_COUNTS: dict[tuple[int, ...], tuple[int, int, int, int, int, int]] = {}
+
+
+def _shared(counts: tuple[int, int, int, int, int, int]) -> tuple[int, int, int, int, int, int]:
+    if counts[5] > 64 or len(_COUNTS) > 10_000:  # bounded: large counts are a hub's own
+        return counts
+    return _COUNTS.setdefault(counts, counts)
+
+
+def _merged(out: tuple[Step, ...], inc: tuple[Step, ...]) -> tuple[Step, ...]:
+    """`out` and `inc` in one order: one of them, not a copy, when the other is empty."""
+    if not inc:
+        return out
+    if not out:
+        return inc
+    return tuple(heapq.merge(out, inc))
 
 
 def _firsts(steps: tuple[Step, ...]) -> tuple[Step, ...]:
@@ -211,7 +239,9 @@ def patched_adjacency(
         in_all,
         both_all,
     )
-    return Adjacency.of(tuple(out), tuple(inc), tuple(both), counts)
+    out_steps, inc_steps = tuple(out), tuple(inc)
+    merged = tuple(both) if out_steps and inc_steps else out_steps or inc_steps
+    return Adjacency.of(out_steps, inc_steps, merged, counts)
 
 
 def _history_only(steps: list[Step], neighbours: Mapping[str, Mapping[Edge, object]]) -> set[str]:
@@ -259,4 +289,5 @@ def adjacency_of(graph: nx.MultiDiGraph[str], node: str) -> Adjacency:
         len(seen[3]),
         len(seen[2] | seen[3]),
     )
-    return Adjacency.of(tuple(out), tuple(inc), tuple(heapq.merge(out, inc)), counts)
+    out_steps, inc_steps = tuple(out), tuple(inc)
+    return Adjacency.of(out_steps, inc_steps, _merged(out_steps, inc_steps), counts)

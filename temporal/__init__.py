@@ -39,7 +39,6 @@ from temporal.queries import (
     chronicle_since,
     commit_stamp,
     commits,
-    declared_names,
     edge_rows,
     generation,
     issue_digests,
@@ -48,7 +47,6 @@ from temporal.queries import (
     node_rows,
     occurrences,
     search_records,
-    seed_matches,
     timeline,
 )
 from temporal.reconcile import (
@@ -56,7 +54,6 @@ from temporal.reconcile import (
     ReconcileResult,
     VaultConfig,
     WriterLock,
-    normalize_name,
     snapshot_id,
 )
 from temporal.records import (
@@ -71,7 +68,10 @@ from temporal.records import (
 )
 from temporal.store import (
     FINGERPRINT,
+    LOOKUP_RULES,
+    SEED_RULES,
     Count,
+    NameRule,
     Reader,
     RecordFilter,
     StatusCounts,
@@ -81,8 +81,10 @@ from temporal.store import (
 
 __all__ = [
     "FINGERPRINT",
+    "LOOKUP_RULES",
     "MAX_VARIANTS",
     "MAX_VARIANT_CHARS",
+    "SEED_RULES",
     "ClockRelation",
     "Commit",
     "Count",
@@ -96,6 +98,7 @@ __all__ = [
     "Locator",
     "MatchMode",
     "MatchQuality",
+    "NameRule",
     "NodeRow",
     "Occurrence",
     "Reader",
@@ -124,7 +127,6 @@ __all__ = [
     "chronicle_since",
     "commit_stamp",
     "commits",
-    "declared_names",
     "edge_rows",
     "format_instant",
     "from_datetime",
@@ -135,12 +137,10 @@ __all__ = [
     "latest_commit",
     "local_day",
     "node_rows",
-    "normalize_name",
     "occurrences",
     "parse_local_date",
     "parse_query_bound",
     "search_records",
-    "seed_matches",
     "snapshot_id",
     "sqlite_error",
     "timeline",

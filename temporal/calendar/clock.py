@@ -8,9 +8,11 @@ a date-only value is a floating calendar date and belongs to that date in every 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from enum import Enum
+from string import Formatter
 
 import pendulum
 
@@ -20,8 +22,10 @@ from vault import InvalidDate
 __all__ = [
     "ClockRelation",
     "LocalDay",
+    "clock_params",
     "clock_sql",
     "distance",
+    "distance_params",
     "distance_sql",
     "local_date",
     "local_day",
@@ -114,6 +118,40 @@ def local_date(us: int, tz: str) -> date:
         raise InvalidDate(f"In {tz} that instant falls outside the years 1-9999") from exc
 
 
+# The clock relation of a row (see `clock_sql`), with `{name}` for each value it compares with.
+_CLOCK = (
+    "CASE WHEN c.start IS NULL THEN 'undated'"
+    " WHEN c.open = 1 AND c.due_start IS NOT NULL"
+    " AND (c.due_instant = 1 AND c.due_start < {a} OR c.due_instant = 0 AND c.due_end <= {t})"
+    " THEN 'overdue'"
+    " WHEN c.precision = 'instant' AND c.start >= {day_start} AND c.start < {day_end}"
+    " THEN 'today'"
+    " WHEN c.precision = 'day' AND c.start <= {t} AND {t} < c.vend THEN 'today'"
+    " WHEN c.precision <> 'instant' AND c.start <= {t} AND {t} < c.vend"
+    " THEN 'current_period'"
+    # A floating occurrence (dates) contains today's date; an instant one contains asOf.
+    " WHEN c.occ_stop IS NOT NULL"
+    " AND CASE WHEN c.idx >= 0 THEN c.start ELSE c.occ_start END"
+    " <= CASE WHEN c.occ_floating = 1 THEN {t} ELSE {a} END"
+    " AND CASE WHEN c.occ_floating = 1 THEN {t} ELSE {a} END"
+    " < CASE WHEN c.idx >= 0 THEN c.stop ELSE c.occ_stop END"
+    " THEN 'ongoing'"
+    " WHEN (c.valid_from IS NOT NULL OR c.valid_until IS NOT NULL)"
+    " AND coalesce(c.valid_from <= {a}, 1) AND coalesce({a} < c.valid_until, 1)"
+    " THEN 'ongoing'"
+    " WHEN c.precision = 'instant' AND c.start < {a} OR c.precision <> 'instant'"
+    " AND c.vend <= {t} THEN 'past'"
+    " ELSE 'future' END"
+)
+
+# `distance` of a row read as alias `c` (see `distance_sql`).
+_DISTANCE = (
+    "max(0, c.start - (CASE WHEN c.precision = 'instant' THEN {a} ELSE {wall} END),"
+    " (CASE WHEN c.precision = 'instant' THEN {a} ELSE {wall} END)"
+    " - max(c.start, coalesce(c.stop, c.vend, c.start) - 1))"
+)
+
+
 def clock_sql(as_of_us: int, today: LocalDay) -> str:
     """The clock relation of a row at `as_of_us` as one SQL `CASE` (SPEC "Timeline").
 
@@ -124,34 +162,36 @@ def clock_sql(as_of_us: int, today: LocalDay) -> str:
     wins: undated, overdue, today, current period, ongoing, then past or future. Instants
     compare as instants; day, month and year values compare their calendar period with
     `today`, whose UTC midnight is how a floating date is stored. Only integers we computed
-    are spliced into the text.
+    are spliced into the text; queries bind them instead (`clock_params`).
     """
-    a, day_start, day_end = int(as_of_us), int(today.start_us), int(today.end_us)
-    t = int(today.floating_start_us)
-    due_passed = (
-        f"(c.due_instant = 1 AND c.due_start < {a} OR c.due_instant = 0 AND c.due_end <= {t})"
-    )
-    occ_start = "CASE WHEN c.idx >= 0 THEN c.start ELSE c.occ_start END"
-    occ_stop = "CASE WHEN c.idx >= 0 THEN c.stop ELSE c.occ_stop END"
-    # A floating occurrence (dates) contains today's date; an instant one contains asOf.
-    now = f"CASE WHEN c.occ_floating = 1 THEN {t} ELSE {a} END"
-    return (
-        "CASE WHEN c.start IS NULL THEN 'undated'"
-        f" WHEN c.open = 1 AND c.due_start IS NOT NULL AND {due_passed} THEN 'overdue'"
-        f" WHEN c.precision = 'instant' AND c.start >= {day_start} AND c.start < {day_end}"
-        " THEN 'today'"
-        f" WHEN c.precision = 'day' AND c.start <= {t} AND {t} < c.vend THEN 'today'"
-        f" WHEN c.precision <> 'instant' AND c.start <= {t} AND {t} < c.vend"
-        " THEN 'current_period'"
-        f" WHEN c.occ_stop IS NOT NULL AND {occ_start} <= {now} AND {now} < {occ_stop}"
-        " THEN 'ongoing'"
-        " WHEN (c.valid_from IS NOT NULL OR c.valid_until IS NOT NULL)"
-        f" AND coalesce(c.valid_from <= {a}, 1) AND coalesce({a} < c.valid_until, 1)"
-        " THEN 'ongoing'"
-        f" WHEN c.precision = 'instant' AND c.start < {a} OR c.precision <> 'instant'"
-        f" AND c.vend <= {t} THEN 'past'"
-        " ELSE 'future' END"
-    )
+    return _CLOCK.format_map(_clock_values(as_of_us, today))
+
+
+def clock_params(as_of_us: int, today: LocalDay) -> tuple[str, tuple[int, ...]]:
+    """`clock_sql` with a `?` placeholder for each value, and the values in their order: the
+    text is the same at every `asOf`, so a statement holding it is prepared once."""
+    return _bind(_CLOCK, _clock_values(as_of_us, today))
+
+
+def _clock_values(as_of_us: int, today: LocalDay) -> dict[str, int]:
+    return {
+        "a": int(as_of_us),
+        "t": int(today.floating_start_us),
+        "day_start": int(today.start_us),
+        "day_end": int(today.end_us),
+    }
+
+
+def _bind(template: str, values: Mapping[str, int]) -> tuple[str, tuple[int, ...]]:
+    """`template` with each `{name}` a `?` placeholder, and the values in placeholder order."""
+    parts: list[str] = []
+    params: list[int] = []
+    for text, name, _, _ in Formatter().parse(template):
+        parts.append(text)
+        if name is not None:
+            parts.append("?")
+            params.append(values[name])
+    return "".join(parts), tuple(params)
 
 
 def wall_us(as_of_us: int, tz: str) -> int:
@@ -174,9 +214,12 @@ def distance(start_us: int, stop_us: int, *, floating: bool, as_of_us: int, wall
 
 def distance_sql(as_of_us: int, wall: int) -> str:
     """`distance` of a row read as alias `c` (`start`, `stop`, `precision`) as SQL."""
-    now = f"(CASE WHEN c.precision = 'instant' THEN {int(as_of_us)} ELSE {int(wall)} END)"
-    last = "max(c.start, coalesce(c.stop, c.vend, c.start) - 1)"
-    return f"max(0, c.start - {now}, {now} - {last})"
+    return _DISTANCE.format(a=int(as_of_us), wall=int(wall))
+
+
+def distance_params(as_of_us: int, wall: int) -> tuple[str, tuple[int, ...]]:
+    """`distance_sql` with placeholders, and their values in order (as `clock_params`)."""
+    return _bind(_DISTANCE, {"a": int(as_of_us), "wall": int(wall)})
 
 
 def _date_us(day: date) -> int:

@@ -7,11 +7,9 @@ from temporal.queries.connections import (
     EdgeRow,
     NodeRow,
     commit_stamp,
-    declared_names,
     edge_rows,
     generation,
     node_rows,
-    seed_matches,
 )
 from temporal.queries.listing import first_standing, listing
 from temporal.queries.matching import MatchMode, search_tokens
@@ -78,7 +76,6 @@ __all__ = [
     "chronicle_since",
     "commit_stamp",
     "commits",
-    "declared_names",
     "edge_rows",
     "entity_paths",
     "entity_rows",
@@ -92,6 +89,5 @@ __all__ = [
     "occurrences",
     "search_records",
     "search_tokens",
-    "seed_matches",
     "timeline",
 ]

@@ -1,4 +1,4 @@
-"""What the graph projection reads from the state database: nodes, edges and declared names.
+"""What the graph projection reads from the state database: nodes and edges.
 
 The `edges` view (temporal/store/tables.py) holds every edge of every valid note, eligible or not;
 the projection in `graph` keeps those whose ends and evidence are eligible. Rows are turned
@@ -8,21 +8,19 @@ into dataclasses here, so no SQLite row leaves `temporal`.
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass
 
-from temporal.records import RecordKind, RecordRef
-from temporal.store import Reader, Store, chunks, marks, run
+from temporal.records import RecordKind
+from temporal.store import Reader, Store, chunks, marks
 
 __all__ = [
     "EdgeRow",
     "NodeRow",
     "commit_stamp",
-    "declared_names",
     "edge_rows",
     "generation",
     "node_rows",
-    "seed_matches",
 ]
 
 
@@ -111,43 +109,6 @@ def edge_rows(source: Store | Reader, *, paths: Collection[str] | None = None) -
         query = f"{sql} WHERE e.path IN ({marks(chunk)})"
         out.extend(_edge(row) for row in source.conn.execute(query, chunk))
     return out
-
-
-def declared_names(
-    reader: Reader, keys: Collection[str], scopes: Sequence[str]
-) -> dict[str, list[tuple[str, RecordRef]]]:
-    """Eligible records whose normalised title or alias is one of `keys`.
-
-    Returns:
-        key -> [(scope, record)], ordered by (record id, scope).
-    """
-    found: dict[str, list[tuple[str, RecordRef]]] = {}
-    for chunk in chunks(sorted(set(keys))):
-        sql = (
-            "SELECT DISTINCT m.key, n.scope, n.id, n.kind, n.type, n.title FROM names m"
-            " JOIN notes n ON n.path = m.path WHERE +n.eligible = 1"
-            f" AND +n.scope IN ({marks(scopes)}) AND m.key IN ({marks(chunk)})"
-            " ORDER BY n.id, n.scope"
-        )
-        for key, scope, rid, kind, rtype, title in run(reader.conn, sql, [*scopes, *chunk]):
-            found.setdefault(key, []).append(
-                (scope, RecordRef(rid, RecordKind(kind), rtype, title))
-            )
-    return found
-
-
-def seed_matches(reader: Reader, name: str, scopes: Sequence[str]) -> list[tuple[str, RecordRef]]:
-    """Eligible records whose exact id or slug is `name`, as (scope, record), by (id, scope)."""
-    sql = (
-        "SELECT n.scope, n.id, n.kind, n.type, n.title FROM notes n WHERE +n.eligible = 1"
-        f" AND +n.scope IN ({marks(scopes)}) AND n.path IN ("
-        " SELECT path FROM notes WHERE id = ? UNION SELECT path FROM notes WHERE slug = ?)"
-        " ORDER BY n.id, n.scope"
-    )
-    return [
-        (scope, RecordRef(rid, RecordKind(kind), rtype, title))
-        for scope, rid, kind, rtype, title in run(reader.conn, sql, [*scopes, name, name])
-    ]
 
 
 # Ids, paths, scopes and relation names are interned (`sys.intern`): SQLite returns a new

@@ -19,6 +19,7 @@ from temporal.calendar import (
 )
 from temporal.queries.rows import (
     Eligibility,
+    Expr,
     Row,
     Scan,
     Timeline,
@@ -42,7 +43,7 @@ def by_source(
     scopes: Sequence[str],
     entities: Sequence[str],
     as_of: int,
-    clock: str,
+    clock: Expr,
     first: int,
     offset: int,
 ) -> Timeline:

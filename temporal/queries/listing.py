@@ -24,13 +24,14 @@ from temporal.queries.rows import (
     RECURRING,
     ROW,
     SOURCE_EVENT,
+    Expr,
     Raw,
     Row,
     Scan,
     anchor_sql,
     fetch_rows,
 )
-from temporal.records import TimeField, supersession_chain
+from temporal.records import TimeField
 from temporal.store import Reader, marks
 
 __all__ = ["Listing", "first_standing", "listing", "stand_in"]
@@ -54,15 +55,15 @@ class Listing:
 
     reader: Reader
     scan: Scan
-    clock: str
+    clock: Expr
     descending: bool
     ordinary: str  # the SQL condition of an ordinary row
     rare: list[Raw]  # the rare direct matches, ordered
     after: list[Row]
     ordinary_count: int = 0  # ordinary rows shown (of a clock kept)
     counts: Counter[str] = field(default_factory=Counter)  # every row, shown or not
-    shown: str = "1"  # the SQL condition of a row of a clock kept
-    nearness: str | None = None  # NEAREST: the SQL distance that orders rows first
+    shown: Expr = Expr("1")  # the SQL condition of a row of a clock kept
+    nearness: Expr | None = None  # NEAREST: the SQL distance that orders rows first
     recurring: bool = False  # a direct match is recurring
     more: bool = False  # a direct match goes on past its materialised occurrences
 
@@ -72,10 +73,12 @@ class Listing:
         return _nearest_key if self.nearness is not None else _key
 
     @property
-    def columns(self) -> str:
+    def columns(self) -> Expr:
         """What a raw row holds: `ROW`, the clock, and for NEAREST the distance."""
-        extra = f", {self.nearness}" if self.nearness is not None else ""
-        return f"{ROW}, {self.clock}{extra}"
+        near = self.nearness
+        if near is None:
+            return Expr(f"{ROW}, {self.clock.sql}", self.clock.params)
+        return Expr(f"{ROW}, {self.clock.sql}, {near.sql}", (*self.clock.params, *near.params))
 
     @property
     def direct(self) -> int:
@@ -123,16 +126,18 @@ class Listing:
         sql, params = self.scan.sql(self.columns)
         way = "DESC" if self.descending else "ASC"
         order = ORDER.format(way)
-        if self.nearness is not None:
-            order = f"{self.nearness}, {order}"
-        sql += f" AND {self.ordinary} AND {self.shown} ORDER BY {order} LIMIT ? OFFSET ?"
-        return self.reader.run(sql, [*params, first, offset]).fetchall()
+        near = self.nearness or Expr("")
+        if near.sql:
+            order = f"{near.sql}, {order}"
+        sql += f" AND {self.ordinary} AND {self.shown.sql} ORDER BY {order} LIMIT ? OFFSET ?"
+        params += [*self.shown.params, *near.params, first, offset]
+        return self.reader.run(sql, params).fetchall()
 
 
 def listing(
     reader: Reader,
     scan: Scan,
-    clock: str,
+    clock: Expr | str,
     *,
     descending: bool = False,
     stand_ins: bool,
@@ -140,7 +145,7 @@ def listing(
     entities: Sequence[str] = (),
     field: TimeField = TimeField.OCCURRED_AT,
     keep: Collection[str] | None = None,
-    nearness: str | None = None,
+    nearness: Expr | None = None,
 ) -> Listing:
     """The matches of `scan`: `stand_ins` lets `source_event` claims stand for their sources,
     `active` replaces superseded matches by their current records (`entities` and `field` are
@@ -156,15 +161,17 @@ def listing(
         (["c.source_event = 1"] if stand_ins else [])
         + (["c.lifecycle <> 'active'"] if active else [])
     )
+    clock = Expr.of(clock)
     found = Listing(reader, scan, clock, descending, f"NOT ({rare_sql or 0})", [], [])
     found.nearness = nearness
     if keep is not None:
         kept = sorted(set(keep))
-        assert all(value.isidentifier() for value in kept), "clock values are spliced"
-        values = ", ".join(f"'{value}'" for value in kept) or "NULL"
-        found.shown = f"({clock}) IN ({values})"
+        found.shown = Expr(f"({clock.sql}) IN ({marks(kept)})", (*clock.params, *kept))
     sql, params = scan.sql(
-        f"{clock} AS k, {found.ordinary} AS o, count(*), max(c.recurring), max(c.more)"
+        Expr(
+            f"{clock.sql} AS k, {found.ordinary} AS o, count(*), max(c.recurring), max(c.more)",
+            clock.params,
+        )
     )
     rare = 0
     for clock_value, ordinary, count, recurring, more in reader.run(f"{sql} GROUP BY k, o", params):
@@ -201,11 +208,12 @@ def listing(
 
 
 def first_standing(
-    reader: Reader, scan: Scan, clock: str, entities: Sequence[str], *, batch: int = 64
+    reader: Reader, scan: Scan, clock: Expr | str, entities: Sequence[str], *, batch: int = 64
 ) -> Row | None:
     """The latest row of `scan` that stays in a listing (not a claim standing for its source),
     read from the latest on, a batch at a time, without counting the rest."""
-    sql, params = scan.sql(f"{ROW}, {clock}")
+    clock = Expr.of(clock)
+    sql, params = scan.sql(Expr(f"{ROW}, {clock.sql}", clock.params))
     sql += f" ORDER BY {ORDER.format('DESC')} LIMIT ? OFFSET ?"
     offset = 0
     while True:
@@ -250,7 +258,7 @@ def stand_in(
     scopes: Sequence[str],
     entities: Sequence[str],
     valid_at: int | None,
-    clock: str,
+    clock: Expr,
 ) -> None:
     """Let `source_event` claims stand for the source meetings of a page (SPEC "Timeline")."""
     chosen = _chosen(reader, {r.path for r in page}, scopes, entities, valid_at)
@@ -293,11 +301,12 @@ def _chosen(
         " AND a.source_event = 1 AND a.eligible = 1 AND a.lifecycle = 'active'"
         f" AND a.scope IN ({marks(scopes)})"
     )
+    params: list[object] = [json.dumps(sorted(sources)), *scopes]
     if valid_at is not None:
-        a = int(valid_at)
-        sql += f" AND coalesce(a.valid_from <= {a}, 1) AND coalesce({a} < a.valid_until, 1)"
+        sql += " AND coalesce(a.valid_from <= ?, 1) AND coalesce(? < a.valid_until, 1)"
+        params += [valid_at, valid_at]
     found: dict[str, list[tuple[int, str, str]]] = {}
-    for source, path, claim_id in reader.run(sql, [json.dumps(sorted(sources)), *scopes]):
+    for source, path, claim_id in reader.run(sql, params):
         found.setdefault(source, []).append((int(path not in about), claim_id, path))
     return {source: min(options)[2] for source, options in found.items()}
 
@@ -331,18 +340,10 @@ def _replacements(
     return out
 
 
-def _follow(reader: Reader, path: str, scan: Scan, clock: str, field: TimeField) -> Row | None:
+def _follow(reader: Reader, path: str, scan: Scan, clock: Expr, field: TimeField) -> Row | None:
     """The active record at the end of `path`'s `superseded_by` chain, if it passes `scan`."""
-
-    def successor(of: str) -> str | None:
-        found = reader.run(
-            "SELECT resolved_path FROM targets WHERE path = ? AND field = 'superseded_by'",
-            [of],
-        ).fetchone()
-        return None if found is None else found[0]
-
-    for later in supersession_chain(path, successor):
-        step = replace(scan, candidates=anchor_sql([later], field))
+    for later in reader.chain(path):
+        step = replace(scan, candidates=anchor_sql([later.path], field))
         rows = fetch_rows(reader, step, clock)
         if not rows:
             return None

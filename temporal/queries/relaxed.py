@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from temporal.queries.matching import MatchMode, Part, expression, parts, ranked
+from temporal.queries.matching import MatchMode, Part, expression, parts, top
 from temporal.queries.results import RelaxedFallback
 from temporal.store import Reader, RecordFilter, marks
 
@@ -41,41 +41,38 @@ def relaxed(
     flt: RecordFilter,
     scopes: Sequence[str],
     scoped_active: int,
+    outside: int,
 ) -> Relaxed:
     """The relaxed pass over these fragments (distinct tokens, in query order).
+
+    `scoped_active` notes of the filter's scopes pass the filter, `outside` do not
+    (`scope_counts`).
 
     Survivors are ordered by how many keywords they hold, then BM25 of the OR recall
     (higher first), then record id, then scope; their score is that BM25.
     """
     cap = scoped_active // 2 + 1  # this many holders make a fragment too common
-    chosen = [s for s in scopes if flt.scope is None or s == flt.scope]
-    in_scope = f"SELECT count(*) FROM search_keys WHERE scope IN ({marks(chosen)})"
-    # Each scope's index holds all its notes, so a fragment's matches in the indexes, less the
-    # notes the filter leaves out, are a floor of its holders: most common words are told
-    # from the index alone, without a join per match.
-    outside = int(reader.run(in_scope, chosen).fetchone()[0]) - scoped_active
     frequency: dict[str, int] = {}
-    holders: dict[str, set[int]] = {}
     no_match: list[str] = []
     too_common: list[str] = []
     for fragment in fragments:
         match = expression([fragment], MatchMode.ANY)
         found = parts(reader, flt, scopes, match)
-        indexed = 0
-        for part in found:
-            sql = f"SELECT count(*) FROM (SELECT 1 FROM {part.table} WHERE {part.table} MATCH ?"
-            sql += " LIMIT ?)"
-            indexed += int(reader.run(sql, [match, cap + outside - indexed]).fetchone()[0])
+        # Each scope's index holds all its notes, so a fragment's matches in the indexes,
+        # less the notes the filter leaves out, are a floor of its holders (and, when it
+        # leaves none out, their number): most words are told from the index alone, without
+        # a join per match.
+        indexed = _indexed(reader, found, match, limit=cap + outside)
         if indexed - outside >= cap:
             too_common.append(fragment)
             continue
-        held_by = _holders(reader, found, limit=cap) if indexed else set()
+        held_by = _count(reader, found, limit=cap) if indexed and outside else indexed
         if not held_by:
             no_match.append(fragment)
-        elif len(held_by) >= cap:
+        elif held_by >= cap:
             too_common.append(fragment)
         else:
-            frequency[fragment], holders[fragment] = len(held_by), held_by
+            frequency[fragment] = held_by
     order = {fragment: at for at, fragment in enumerate(fragments)}
     usable = sorted(frequency, key=lambda f: (frequency[f], order[f]))
     keywords, by_cap = usable[:MAX_KEYWORDS], usable[MAX_KEYWORDS:]
@@ -85,9 +82,13 @@ def relaxed(
     scored: list[tuple[int, float]] = []
     match = expression(keywords, MatchMode.ANY)
     if keywords:
-        scored = ranked(reader, parts(reader, flt, scopes, match), limit=MAX_RECALL + 1)
+        recall = parts(reader, flt, scopes, match)
+        ceiling = sum(frequency[k] for k in keywords)
+        scored = top(reader, recall, limit=MAX_RECALL + 1, matches=ceiling)
         in_query_order = sorted(keywords, key=order.__getitem__)
-        for rowid, _ in scored[:MAX_RECALL]:
+        recalled_rows = [rowid for rowid, _ in scored[:MAX_RECALL]]
+        holders = {k: _holding(reader, recall, k, recalled_rows) for k in in_query_order}
+        for rowid in recalled_rows:
             held[rowid] = tuple(k for k in in_query_order if rowid in holders[k])
         # A stable sort: within one coverage, the recall's order (BM25, id, scope) stands.
         survivors = sorted(
@@ -109,12 +110,35 @@ def relaxed(
     return Relaxed(tuple(survivors), {r: held[r] for r, _ in survivors}, match, fallback)
 
 
-def _holders(reader: Reader, found: Sequence[Part], *, limit: int) -> set[int]:
-    """The rowids of the parts' matches, reading no more than `limit`."""
-    held: set[int] = set()
+def _indexed(reader: Reader, found: Sequence[Part], match: str, *, limit: int) -> int:
+    """How many notes the parts' indexes match (filter or not), counting no more than `limit`."""
+    indexed = 0
     for part in found:
-        sql = f"SELECT n.rowid {part.base} LIMIT ?"
-        held.update(r for (r,) in reader.run(sql, [*part.params, limit - len(held)]))
-        if len(held) >= limit:
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM {part.table} WHERE {part.table} MATCH ?"
+        sql += " LIMIT ?)"
+        indexed += int(reader.run(sql, [match, limit - indexed]).fetchone()[0])
+    return indexed
+
+
+def _count(reader: Reader, found: Sequence[Part], *, limit: int) -> int:
+    """How many notes the parts match (the filter applied), counting no more than `limit`."""
+    held = 0
+    for part in found:
+        sql = f"SELECT count(*) FROM (SELECT 1 {part.base} LIMIT ?)"
+        held += int(reader.run(sql, [*part.params, limit - held]).fetchone()[0])
+        if held >= limit:
             break
+    return held
+
+
+def _holding(
+    reader: Reader, found: Sequence[Part], keyword: str, rowids: Sequence[int]
+) -> set[int]:
+    """Which of these rowids (notes of the parts' scopes) hold the keyword."""
+    held: set[int] = set()
+    match = expression([keyword], MatchMode.ANY)
+    for part in found:
+        # `+rowid`: read the keyword's matches once, rather than seek each row (snippets.py).
+        sql = f"SELECT rowid FROM {part.table} WHERE {part.table} MATCH ? AND +rowid IN"
+        held.update(r for (r,) in reader.run(f"{sql} ({marks(rowids)})", [match, *rowids]))
     return held

@@ -98,6 +98,27 @@ BY_DATE = (
 
 ROW = "c.path, c.idx, c.start, c.id, c.scope, c.lifecycle, c.source_event, c.recurring, c.more"
 
+# A row valid at an instant (the `asOf` validity filter), bound twice.
+VALID_AT = "coalesce(c.valid_from <= ?, 1) AND coalesce(? < c.valid_until, 1)"
+
+
+@dataclass(frozen=True, slots=True)
+class Expr:
+    """SQL text and the values of its `?` placeholders, in order.
+
+    Values that change from one request to the next (`now`, bounds) are bound, never spliced:
+    a query's text is then the same at every `now`, so each reader prepares it once instead of
+    filling its statement cache (128 entries) with statements that are never used again.
+    """
+
+    sql: str
+    params: tuple[object, ...] = ()
+
+    @classmethod
+    def of(cls, expr: Expr | str) -> Expr:
+        """`expr`, or SQL text without placeholders (`clock_sql`, say) as one."""
+        return expr if isinstance(expr, Expr) else cls(expr)
+
 
 @dataclass(frozen=True, slots=True)
 class Sql:
@@ -118,21 +139,22 @@ class Scan:
     kind: str | None = None
     valid_at: int | None = None  # the asOf validity filter
 
-    def sql(self, select: str) -> tuple[str, list[object]]:
+    def sql(self, select: Expr | str) -> tuple[str, list[object]]:
         """`SELECT {select}` over the candidates (alias `c`) that pass the filters."""
+        select = Expr.of(select)
         where = [
             "c.eligible = 1",
             f"c.scope IN ({marks(self.scopes)})",
             f"c.lifecycle IN ({marks(self.lifecycles)})",
         ]
-        params: list[object] = [*self.candidates.params, *self.scopes, *self.lifecycles]
+        params = [*select.params, *self.candidates.params, *self.scopes, *self.lifecycles]
         if self.kind is not None:
             where.append("c.type = ?")
             params.append(self.kind)
         if self.valid_at is not None:
-            a = int(self.valid_at)
-            where.append(f"coalesce(c.valid_from <= {a}, 1) AND coalesce({a} < c.valid_until, 1)")
-        sql = f"SELECT {select} FROM ({self.candidates.sql}) c WHERE {' AND '.join(where)}"
+            where.append(VALID_AT)
+            params += [self.valid_at, self.valid_at]
+        sql = f"SELECT {select.sql} FROM ({self.candidates.sql}) c WHERE {' AND '.join(where)}"
         return sql, params
 
 
@@ -184,9 +206,10 @@ PATH, LIFECYCLE, SOURCE_EVENT, RECURRING, MORE, CLOCK, DISTANCE = 0, 5, 6, 7, 8,
 Raw = tuple[Any, ...]
 
 
-def fetch_rows(reader: Reader, scan: Scan, clock: str) -> list[Row]:
+def fetch_rows(reader: Reader, scan: Scan, clock: Expr) -> list[Row]:
     """Every row of a (small) scan, ordered, with its value."""
-    sql, params = scan.sql(f"{ROW}, {clock}, c.vend, c.stop, c.text, c.precision")
+    columns = f"{ROW}, {clock.sql}, c.vend, c.stop, c.text, c.precision"
+    sql, params = scan.sql(Expr(columns, clock.params))
     sql += " ORDER BY c.start, c.id, c.idx, c.scope"
     rows = []
     for r in reader.run(sql, params):
@@ -224,21 +247,25 @@ def show_values(reader: Reader, candidates: Sql, rows: Sequence[Row]) -> None:
         row.stop = stop
 
 
-def window_sql(lo: int | None, hi: int | None, exact: str) -> Sql:
+def window_sql(lo: int | None, hi: int | None, exact: Expr) -> Sql:
     """Spans passing `exact` inside `[lo, hi]`: one index range per width tier.
 
     Within a tier a row is at most `width` long, so a row overlapping `[lo, hi]` starts after
     `lo - width`; the last tier (over a year) has no such bound.
     """
     parts: list[str] = []
+    params: list[object] = []
     for tier, width in enumerate(TIER_WIDTHS):
         where = [f"tier = {tier}"]
         if hi is not None:
-            where.append(f"start <= {int(hi)}")
+            where.append("start <= ?")
+            params.append(int(hi))
         if lo is not None and width is not None:
-            where.append(f"start >= {int(lo) - width}")
+            where.append("start >= ?")
+            params.append(int(lo) - width)
         parts.append(f"SELECT {SPANS} FROM spans WHERE {' AND '.join(where)}")
-    return Sql(f"SELECT * FROM ({' UNION ALL '.join(parts)}) c WHERE {exact}", [])
+    sql = f"SELECT * FROM ({' UNION ALL '.join(parts)}) c WHERE {exact.sql}"
+    return Sql(sql, [*params, *exact.params])
 
 
 def candidate_sql(query: TimelineQuery, entities: Sequence[str] | None) -> Sql:
@@ -248,12 +275,14 @@ def candidate_sql(query: TimelineQuery, entities: Sequence[str] | None) -> Sql:
         # A closed range expands recurrences; an open one reads anchors (SPEC "Recurrence").
         closed = since is not None and until is not None
         rows = " AND (c.recurring = 0 OR c.idx >= 0)" if closed else " AND c.idx = -1"
+        overlap = overlap_sql(since, until)
+        exact = Expr(overlap.sql + rows, overlap.params)
         if entities is None:
-            return window_sql(since, until, overlap_sql(since, until) + rows)
+            return window_sql(since, until, exact)
         found = entity_rows(entities, expand=closed)
-        exact = overlap_sql(since, until) + rows
         return Sql(
-            f"SELECT * FROM ({found.sql}) c WHERE {exact} AND c.start IS NOT NULL", found.params
+            f"SELECT * FROM ({found.sql}) c WHERE {exact.sql} AND c.start IS NOT NULL",
+            [*found.params, *exact.params],
         )
     exact = overlap_sql(since, until)
     assoc, head = association_sql(entities) if entities is not None else ("", [])
@@ -262,20 +291,23 @@ def candidate_sql(query: TimelineQuery, entities: Sequence[str] | None) -> Sql:
     if entities is not None:
         source += f" AND d.path IN ({assoc})"
     return Sql(
-        f"SELECT * FROM ({source}) c WHERE {exact}",
-        [query.time_field.value, *head],
+        f"SELECT * FROM ({source}) c WHERE {exact.sql}",
+        [query.time_field.value, *head, *exact.params],
         query.time_field,
     )
 
 
-def overlap_sql(since: int | None, until: int | None) -> str:
+def overlap_sql(since: int | None, until: int | None) -> Expr:
     """Overlap with the inclusive range `[since, until]`; an instant matches itself."""
     clauses = ["1"]
+    params: list[object] = []
     if since is not None:
-        clauses.append(f"(c.stop > {int(since)} OR c.stop = c.start AND c.start >= {int(since)})")
+        clauses.append("(c.stop > ? OR c.stop = c.start AND c.start >= ?)")
+        params += [int(since), int(since)]
     if until is not None:
-        clauses.append(f"c.start <= {int(until)}")
-    return " AND ".join(clauses)
+        clauses.append("c.start <= ?")
+        params.append(int(until))
+    return Expr(" AND ".join(clauses), tuple(params))
 
 
 def anchor_sql(paths: Iterable[str], field: TimeField = TimeField.OCCURRED_AT) -> Sql:

@@ -35,8 +35,10 @@ from temporal.queries.matching import (
     parts,
     ranked,
     row,
+    scope_counts,
     search_tokens,
     text_tokens,
+    top,
 )
 from temporal.queries.relaxed import relaxed as relaxed_pass
 from temporal.queries.results import (
@@ -48,7 +50,7 @@ from temporal.queries.results import (
     SearchStrategy,
 )
 from temporal.queries.snippets import bodies, hits, matching, snippet, tokens_held
-from temporal.records import LifecycleFilter, supersession_chain
+from temporal.records import LifecycleFilter
 from temporal.store import Reader, RecordFilter, marks, search_table
 from vault import InvalidCursor, InvalidInput
 
@@ -114,17 +116,16 @@ def search_records(
     queries = _queries(query, variants, mode)
     if relaxed and strategy is not SearchStrategy.AUTO:
         raise InvalidCursor("The cursor is of a relaxed pass, which only 'strategy: AUTO' takes")
-    where, params = reader._filter(flt, scopes)
-    scoped = int(
-        reader.run(f"SELECT count(*) FROM search_keys n WHERE {where}", params).fetchone()[0]
-    )
+    scoped, outside = scope_counts(reader, flt, scopes)
     if scoped == 0:
         zeros = tuple(0 for _ in queries)
         return SearchPage((), 0, Retrieval(RetrievalReason.EMPTY_SCOPE, 0, 0, False, zeros))
     if len(queries) == 1:
-        page, counts, limited = _single(reader, queries[0], mode, flt, scopes, first, offset)
+        page, counts, limited = _single(
+            reader, queries[0], mode, flt, scopes, first, offset, outside
+        )
     else:
-        page, counts, limited = _fused(reader, queries, mode, flt, scopes, first, offset)
+        page, counts, limited = _fused(reader, queries, mode, flt, scopes, first, offset, outside)
     hits_, pool = page
     if pool:
         if relaxed:
@@ -136,7 +137,9 @@ def search_records(
         retrieval = Retrieval(RetrievalReason.NO_LEXICAL_MATCH, scoped, 0, False, counts)
         return SearchPage((), 0, retrieval)
     fragments = tuple(dict.fromkeys(t for q in queries for t in q.tokens))
-    found = relaxed_pass(reader, fragments, flt=flt, scopes=scopes, scoped_active=scoped)
+    found = relaxed_pass(
+        reader, fragments, flt=flt, scopes=scopes, scoped_active=scoped, outside=outside
+    )
     rows = details(reader, found.scored[offset : offset + first])
     survived = found.fallback.survived
     reason = RetrievalReason.NO_LEXICAL_MATCH
@@ -189,12 +192,17 @@ def _single(
     scopes: Sequence[str],
     first: int,
     offset: int,
+    outside: int,
 ) -> tuple[_Page, tuple[int, ...], bool]:
-    """The page of one keyword query, every match ranked; its count; no candidate limit."""
+    """The page of one keyword query, every match ranked; its count; no candidate limit.
+
+    Args:
+        outside: How many notes of the scopes the filter leaves out (`scope_counts`).
+    """
     found = parts(reader, flt, scopes, query.match)
-    direct = count(reader, found)
+    direct = count(reader, found, filtered=outside > 0)
     rows = (
-        details(reader, ranked(reader, found, limit=first, offset=offset))
+        details(reader, top(reader, found, limit=first, offset=offset, matches=direct))
         if offset < direct
         else []
     )
@@ -216,9 +224,10 @@ def _fused(
     scopes: Sequence[str],
     first: int,
     offset: int,
+    outside: int,
 ) -> tuple[_Page, tuple[int, ...], bool]:
     """The page of the query and its variants fused by reciprocal rank; each one's count;
-    whether any of them had more matches than it could bring."""
+    whether any of them had more matches than it could bring (`outside` as in `_single`)."""
     counts: list[int] = []
     lists: list[list[int]] = []
     for query in queries:
@@ -227,9 +236,9 @@ def _fused(
             lists.append([])
             continue
         found = parts(reader, flt, scopes, query.match)
-        counts.append(count(reader, found))
-        top = ranked(reader, found, limit=MAX_VARIANT_HITS) if counts[-1] else []
-        lists.append([rowid for rowid, _ in top])
+        counts.append(count(reader, found, filtered=outside > 0))
+        best = top(reader, found, limit=MAX_VARIANT_HITS, matches=counts[-1]) if counts[-1] else []
+        lists.append([rowid for rowid, _ in best])
     fused = _fuse(reader, lists)
     combined = " OR ".join(f"({q.match})" for q in queries if q.tokens)
     vias = _replacements(reader, combined, flt, scopes)
@@ -328,32 +337,19 @@ def _replacements(
     direct_where, direct_params = reader._filter(flt, scopes)
     keep_sql = f"SELECT {COLUMNS} FROM notes n WHERE n.path = ? AND {direct_where}"
     pass_sql = f"SELECT 1 FROM notes n WHERE n.path = ? AND {where}"
-    step_sql = (
-        "SELECT t.resolved_path, m.lifecycle, m.eligible FROM targets t"
-        " JOIN notes m ON m.path = t.resolved_path"
-        " WHERE t.path = ? AND t.field = 'superseded_by' AND t.status = 'resolved'"
-    )
-    lifecycles: dict[str, str] = {}
-
-    def successor(of: str) -> str | None:
-        """The eligible record `of` is superseded by (its lifecycle remembered), or None."""
-        step = reader.run(step_sql, [of]).fetchone()
-        if step is None or not step[2]:
-            return None
-        lifecycles[step[0]] = step[1]
-        return str(step[0])
-
     pairs: list[tuple[Row, Row]] = []
     seen: set[str] = set()
     for old in matched:
         current = None
-        for path in supersession_chain(old.path, successor):
-            if lifecycles[path] == "active":
-                current = path
+        for step in reader.chain(old.path):
+            if not step.eligible:
+                break  # a chain through an ineligible record returns nothing
+            if step.lifecycle == "active":
+                current = step.path
                 break
             if (
-                lifecycles[path] != "superseded"
-                or not reader.run(pass_sql, [path, *params]).fetchone()
+                step.lifecycle != "superseded"
+                or not reader.run(pass_sql, [step.path, *params]).fetchone()
             ):
                 break  # a chain through a filtered-out record returns nothing
         if current is None or current in seen:

@@ -22,8 +22,8 @@ from temporal.calendar import (
     LocalDay,
     Occurrence,
     RecurrenceSet,
-    clock_sql,
-    distance_sql,
+    clock_params,
+    distance_params,
     instant,
     local_date,
     local_day,
@@ -34,6 +34,7 @@ from temporal.queries.grouping import by_source
 from temporal.queries.listing import Listing, first_standing, listing, stand_in
 from temporal.queries.rows import (
     Eligibility,
+    Expr,
     Scan,
     Sql,
     Timeline,
@@ -103,13 +104,13 @@ def timeline(
     clock counts still count every row.
     """
     as_of = query.as_of_us if query.as_of_us is not None else now_us
-    clock = clock_sql(as_of, local_day(local_date(as_of, query.tz), query.tz))
+    clock = _clock(as_of, query.tz)
     entities = entity_paths(reader, query.entity, scopes) if query.entity is not None else None
     if query.group is TimelineGroup.SOURCE:
         assert entities is not None, "checked by the caller"
         return by_source(reader, query, scopes, entities, as_of, clock, first, offset)
     keep = {c.value for c in query.clocks} if query.clocks is not None else None
-    nearness = distance_sql(as_of, wall_us(as_of, query.tz)) if query.nearest else None
+    nearness = Expr(*distance_params(as_of, wall_us(as_of, query.tz))) if query.nearest else None
     active = query.eligibility is Eligibility.ACTIVE
     scan = Scan(
         candidate_sql(query, entities),
@@ -158,13 +159,20 @@ def chronicle_day(
     asked for (any day of the week), echoed as the result's local date.
     """
     lo, hi = min(day.start_us, day.floating_start_us), max(day.end_us, day.floating_end_us)
-    exact = (
+    exact = Expr(
         "(c.recurring = 0 OR c.idx >= 0) AND ("
-        f"c.precision = 'instant' AND c.start < {day.end_us} AND (c.stop > {day.start_us}"
-        f" OR c.stop = c.start AND c.start >= {day.start_us})"
-        f" OR c.precision <> 'instant' AND c.start < {day.floating_end_us}"
-        f" AND c.stop > {day.floating_start_us}"
-        f" AND (c.precision = 'day' OR {int(include_partial)}))"
+        "c.precision = 'instant' AND c.start < ? AND (c.stop > ?"
+        " OR c.stop = c.start AND c.start >= ?)"
+        " OR c.precision <> 'instant' AND c.start < ? AND c.stop > ?"
+        " AND (c.precision = 'day' OR ?))",
+        (
+            day.end_us,
+            day.start_us,
+            day.start_us,
+            day.floating_end_us,
+            day.floating_start_us,
+            int(include_partial),
+        ),
     )
     query = TimelineQuery(kind=kind, tz=tz)
     candidates = window_sql(lo, hi, exact)
@@ -205,11 +213,10 @@ def last_seen(
     # Occurrences of recurring records (as far as materialised) and anchors of the others.
     found = entity_rows(paths, expand=True)
     candidates = Sql(
-        f"SELECT * FROM ({found.sql}) c WHERE c.start <= {int(bound_us)}"
-        " AND (c.recurring = 0 OR c.idx >= 0)",
-        found.params,
+        f"SELECT * FROM ({found.sql}) c WHERE c.start <= ? AND (c.recurring = 0 OR c.idx >= 0)",
+        [*found.params, int(bound_us)],
     )
-    clock = clock_sql(now_us, local_day(local_date(now_us, tz), tz))
+    clock = _clock(now_us, tz)
     scan = Scan(candidates, scopes, ["active"])
     latest = first_standing(reader, scan, clock, paths)
     if latest is None:
@@ -286,11 +293,16 @@ def _chronicle(
     first: int,
     offset: int,
 ) -> Timeline:
-    clock = clock_sql(now_us, local_day(local_date(now_us, query.tz), query.tz))
+    clock = _clock(now_us, query.tz)
     scan = Scan(candidates, scopes, ["active", "superseded"], query.kind)
     stand_ins = query.kind is None
     found = listing(reader, scan, clock, stand_ins=stand_ins, active=True)
     return _result(reader, found, query, stand_ins, None, bounds, now_us, on, offset, first)
+
+
+def _clock(as_of_us: int, tz: str) -> Expr:
+    """The clock relation of a row at `as_of_us` in zone `tz` (`clock_params`), bound."""
+    return Expr(*clock_params(as_of_us, local_day(local_date(as_of_us, tz), tz)))
 
 
 def _result(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from temporal.reconcile.changeset import snapshot_id
 from temporal.reconcile.dates import note_dates
 from temporal.reconcile.follow import Followed, WriterLock
-from temporal.reconcile.names import NameIndex, Resolution, normalize_name, slug_suffixes
+from temporal.reconcile.names import NameIndex, Resolution
 from temporal.reconcile.reconciler import Reconciler, ReconcileResult, VaultConfig
 
 __all__ = [
@@ -16,8 +16,6 @@ __all__ = [
     "Resolution",
     "VaultConfig",
     "WriterLock",
-    "normalize_name",
     "note_dates",
-    "slug_suffixes",
     "snapshot_id",
 ]

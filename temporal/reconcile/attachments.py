@@ -3,11 +3,11 @@ note answers it, as Obsidian resolves `![[diagram.png]]`."""
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from temporal.reconcile.names import Resolution, slug_suffixes
+from temporal.reconcile.names import Resolution
+from temporal.store import NameRule, ends_with_path, slug_suffixes
 
 __all__ = ["Attachments", "Files", "attachment_keys"]
 
@@ -23,7 +23,7 @@ class Files:
 def attachment_keys(path: str) -> list[str]:
     """The lower-case keys under which link targets may reach an attachment (as `targets`
     rows keep them): its file name and every longer tail of its path."""
-    return slug_suffixes(unicodedata.normalize("NFC", path))
+    return slug_suffixes(NameRule.FILE.key(path))
 
 
 class Attachments:
@@ -46,7 +46,7 @@ class Attachments:
 
     def add(self, path: str, scope: str) -> None:
         """List one attachment."""
-        lower = unicodedata.normalize("NFC", path).lower()
+        lower = NameRule.FILE.key(path)
         self.scope[path] = scope
         self._lower[path] = lower
         self._by_name.setdefault(lower.rpartition("/")[2], set()).add(path)
@@ -72,15 +72,12 @@ class Attachments:
     def find(self, target: str, *, scope: str) -> Files | None:
         """The attachments of `scope` a wiki link target may mean: its whole path, or a tail
         of it at a `/` (`lucide-send.svg`, `Attachments/lucide-send.svg`), case-insensitive."""
-        wanted = unicodedata.normalize("NFC", target).lower()
+        wanted = NameRule.FILE.key(target)
         named = self._by_name.get(wanted.rpartition("/")[2])
         if not named:
             return None
         found = sorted(
-            p
-            for p in named
-            if self.scope[p] == scope
-            and (self._lower[p] == wanted or self._lower[p].endswith("/" + wanted))
+            p for p in named if self.scope[p] == scope and ends_with_path(self._lower[p], wanted)
         )
         return Files(tuple(found)) if found else None
 

@@ -12,6 +12,7 @@ keeps `COMMITS_KEPT`), makes the follower load everything again, as before.
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 import os
@@ -24,7 +25,15 @@ from pathlib import Path
 from temporal.reconcile.plan import Plan, Summary
 from temporal.store import COMMIT_IDS, COMMITS_KEPT
 
-__all__ = ["FOLLOW_PATHS", "Followed", "WriterLock", "follow_entry", "followed", "log_commit"]
+__all__ = [
+    "FOLLOW_PATHS",
+    "Followed",
+    "ReconcileResult",
+    "WriterLock",
+    "follow_entry",
+    "followed",
+    "log_commit",
+]
 
 # Paths a commit may name for followers; more (a first load), and they load everything. Editing
 # a hub note resolves its thousands of referrers again: re-reading those (and the ~35 bytes a
@@ -169,3 +178,51 @@ def log_commit(conn: sqlite3.Connection, plan: Plan, follow: dict[str, list[str]
     )
     conn.execute("DELETE FROM meta WHERE key = ?", (f"commit:{generation - COMMITS_KEPT}",))
     return generation
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileResult:
+    """What one reconcile did."""
+
+    snapshot: str
+    changed_paths: tuple[str, ...]
+    affected_ids: tuple[str, ...]
+    checked: int
+    read: int
+    parsed: int
+    deleted: int
+    # Notes whose links and references were resolved again (changed notes and the notes whose
+    # targets a changed name may now reach): the graph projection re-reads their edges.
+    resolved_paths: tuple[str, ...] = ()
+    # Whether memory was loaded again on the way (another process wrote the database and its
+    # log could not say what): the result then says only what this reconcile changed.
+    reloaded: bool = False
+    # What commits of other processes changed, followed on the way (when not `reloaded`).
+    followed: Followed = Followed()
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything was written."""
+        return bool(self.changed_paths or self.affected_ids)
+
+    @classmethod
+    def of_followed(cls, found: Followed) -> ReconcileResult:
+        """What other processes' commits changed, as the graph projection reads a result."""
+        return cls(
+            "",
+            tuple(sorted(found.changed_paths)),
+            tuple(sorted(found.affected_ids)),
+            *(0, 0, 0, 0),
+            tuple(sorted(found.resolved_paths)),
+        )
+
+    def with_followed(self) -> ReconcileResult:
+        """This result with what it followed of other processes' commits (`followed`), as
+        the graph projection reads it."""
+        seen = self.followed
+        return dataclasses.replace(
+            self,
+            changed_paths=tuple(sorted(seen.changed_paths.union(self.changed_paths))),
+            affected_ids=tuple(sorted(seen.affected_ids.union(self.affected_ids))),
+            resolved_paths=tuple(sorted(seen.resolved_paths.union(self.resolved_paths))),
+        )

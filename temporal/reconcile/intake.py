@@ -8,9 +8,8 @@ from collections.abc import Iterable, Mapping
 from temporal.reconcile.attachments import attachment_keys
 from temporal.reconcile.dates import note_dates
 from temporal.reconcile.memory import NoteState
-from temporal.reconcile.names import normalize_name
 from temporal.reconcile.plan import Plan
-from temporal.store import chunks, marks
+from temporal.store import chunks, marks, normalize_name
 from vault import Note, ParsedNote
 
 __all__ = ["affected", "committed_seen", "take", "take_attachments"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import sqlite3
+import sys
 from collections.abc import Collection, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -25,6 +26,9 @@ __all__ = ["Guard", "Memory", "NoteState", "Overlay"]
 K = TypeVar("K")
 V = TypeVar("V")
 _GONE = object()
+# SQLite returns a new string per row and column: what many rows repeat (a path in four tables,
+# a scope, a revision) is interned on load, so the memory (and the graph) hold each once.
+_intern = sys.intern
 
 
 @dataclass(slots=True)
@@ -71,16 +75,25 @@ class Memory:
     digests: dict[str, int] = field(default_factory=dict)
     scan_issues: list[Issue] = field(default_factory=list)
     data_version: int = -1  # the database's `data_version` when loaded or last written
+    complete: bool = True  # whether the notes' part is loaded (`load_notes`)
     generation: int = 0  # the last commit memory holds (the `generation` in `meta`)
 
     @classmethod
-    def load(cls, conn: sqlite3.Connection) -> Memory:
-        """Read the memory of what `conn`'s database holds."""
+    def load(cls, conn: sqlite3.Connection, *, notes: bool = True) -> Memory:
+        """Read the memory of what `conn`'s database holds.
+
+        Args:
+            notes: Also read the notes' part (`load_notes`); without it the memory is enough
+                for a reconcile that finds nothing changed (a server's start-up scan), and
+                `complete` is False until `load_notes` reads the rest.
+        """
         gc_was = gc.isenabled()
         gc.disable()  # loading makes millions of long-lived objects: nothing for the collector
         try:
             memory = cls()
-            memory._load(conn)
+            memory._load_files(conn)
+            if notes:
+                memory._load_notes(conn)
         finally:
             if gc_was:
                 gc.enable()
@@ -92,7 +105,9 @@ class Memory:
         """Follow commits made elsewhere: forget what memory holds of `paths` (their notes,
         names, references, stats, attachment) and of the guards `guard_ids`, and read them
         again from `conn`'s database, with its scan issues and digests. Memory then equals a
-        `load` of that database when the commits wrote rows of no other path.
+        `load` of that database when the commits wrote rows of no other path. A memory whose
+        notes' part is not read yet refreshes its files' part only (`load_notes` reads the
+        rest later, whole).
         """
         gc_was = gc.isenabled()
         gc.disable()
@@ -112,29 +127,74 @@ class Memory:
             for note_id in guard_ids:
                 self.guards.pop(note_id, None)
             self.scan_issues = []
-            self._load(conn, sorted(paths), sorted(guard_ids))
+            complete = self.complete
+            self._load_files(conn, sorted(paths))
+            if complete:
+                self._load_notes(conn, sorted(paths), sorted(guard_ids))
         finally:
             if gc_was:
                 gc.enable()
 
-    def _load(
+    def load_notes(self, conn: sqlite3.Connection) -> None:
+        """Read the notes' part of the memory (names, per-note state, referrers, guards) from
+        `conn`, which must read the state the rest was loaded from. All or nothing: a read
+        that fails part-way leaves this memory as it was."""
+        self.adopt(Memory.notes_of(conn))
+
+    @classmethod
+    def notes_of(cls, conn: sqlite3.Connection) -> Memory:
+        """A memory with only the notes' part of what `conn`'s database holds (`adopt` it)."""
+        gc_was = gc.isenabled()
+        gc.disable()
+        try:
+            part = cls()
+            part._load_notes(conn)
+        finally:
+            if gc_was:
+                gc.enable()
+        return part
+
+    def adopt(self, part: Memory) -> None:
+        """Take the notes' part of `part` (from `notes_of`): this memory is then complete."""
+        self.names, self.entries, self.referrers = part.names, part.entries, part.referrers
+        self.guards = part.guards
+        self.complete = True
+
+    def _load_files(self, conn: sqlite3.Connection, paths: list[str] | None = None) -> None:
+        """What a reconcile that finds nothing changed reads: the files' stat keys and
+        revisions and the attachments (of every path, or of `paths` alone), the scan issues,
+        the digests and the generation."""
+        where, args = _where(paths)
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        for path, size, mtime_ns, ino, revision in conn.execute(
+            f"SELECT * FROM files WHERE {where}", args
+        ):
+            path = _intern(path)
+            self.keys[path] = (size, mtime_ns, ino)
+            self.revisions[path] = _intern(revision)
+        for path, scope in conn.execute(f"SELECT path, scope FROM attachments WHERE {where}", args):
+            self.attachments.add(_intern(path), _intern(scope))
+        for row in conn.execute(
+            "SELECT path, line, field, code, message, record_id FROM issues WHERE origin = 'scan'"
+        ):
+            self.scan_issues.append(Issue(*row))
+        rows = dict(
+            conn.execute("SELECT key, value FROM meta WHERE key IN ('digests', 'generation')")
+        )
+        if "digests" in rows:
+            self.digests = {k: int(v, 16) for k, v in json.loads(rows["digests"]).items()}
+        self.generation = int(rows.get("generation", 0))
+        self.data_version = version
+        self.complete = False
+
+    def _load_notes(
         self,
         conn: sqlite3.Connection,
         paths: list[str] | None = None,
         guard_ids: list[str] | None = None,
     ) -> None:
-        """Read every row (`paths` None) or those of `paths` and `guard_ids` alone."""
-        # `where` picks the rows of the paths asked for (all when None), `args` says which.
-        where = "1" if paths is None else "path IN (SELECT value FROM json_each(?))"
-        args: tuple[str, ...] = () if paths is None else (json.dumps(paths),)
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
-        for path, size, mtime_ns, ino, revision in conn.execute(
-            f"SELECT * FROM files WHERE {where}", args
-        ):
-            self.keys[path] = (size, mtime_ns, ino)
-            self.revisions[path] = revision
-        for path, scope in conn.execute(f"SELECT path, scope FROM attachments WHERE {where}", args):
-            self.attachments.add(path, scope)
+        """The notes' part: of every path (`paths` None), or of `paths` and `guard_ids`."""
+        where, args = _where(paths)
         # The normalised titles and aliases are stored: no need to normalise them again.
         norms: dict[str, list[str]] = {}
         for path, key in conn.execute(f"SELECT path, key FROM names WHERE {where}", args):
@@ -146,6 +206,8 @@ class Memory:
         for path, note_id, scope, kind, valid, lifecycle, revision, eligible, slug in conn.execute(
             query, args
         ):
+            path, note_id, scope = _intern(path), _intern(note_id), _intern(scope)
+            kind, lifecycle, revision = _intern(kind), _intern(lifecycle), _intern(revision)
             state = NoteState(
                 path, note_id, scope, kind, bool(valid), lifecycle, revision, None, ()
             )
@@ -160,6 +222,7 @@ class Memory:
             self.entries[path].reinstated_us = start
         refs: dict[str, list[tuple[str, int, str]]] = {}
         known: dict[tuple[str, str | None], Resolution] = {}
+        fields: dict[tuple[str, int], tuple[str, int]] = {}  # (field, ord), one of each
         for path, fld, ord_, _kind, text, line, target, resolved_path, status in conn.execute(
             "SELECT path, field, ord, kind, text, line, target, resolved_path, status"
             " FROM targets WHERE (field <> 'link' OR status IN ('ambiguous', 'file'))"
@@ -173,13 +236,16 @@ class Memory:
                 else:
                     state.file_links += ((ord_, resolved_path),)
                 continue
-            refs.setdefault(path, []).append((fld, ord_, target))
+            key = fields.setdefault((fld, ord_), (_intern(fld), ord_))
+            refs.setdefault(state.path, []).append((key[0], ord_, target))
             res = known.get((status, resolved_path))
             if res is None:
-                res = known[(status, resolved_path)] = Resolution(status, resolved_path)
-            state.resolved[(fld, ord_)] = res
-            if resolved_path is not None:
-                self.referrers.setdefault(resolved_path, set()).add(path)
+                if resolved_path is not None:
+                    resolved_path = _intern(resolved_path)
+                res = known[(status, resolved_path)] = Resolution(_intern(status), resolved_path)
+            state.resolved[key] = res
+            if res.path is not None:
+                self.referrers.setdefault(res.path, set()).add(state.path)
         for path, items in refs.items():
             self.entries[path].refs = tuple(items)
         for path, code in conn.execute(
@@ -189,23 +255,13 @@ class Memory:
                 self.entries[path].blocked = True
             elif code == "duplicate_id":
                 self.entries[path].dup = True
-        for row in conn.execute(
-            "SELECT path, line, field, code, message, record_id FROM issues WHERE origin = 'scan'"
-        ):
-            self.scan_issues.append(Issue(*row))
         guards = "1" if guard_ids is None else "id IN (SELECT value FROM json_each(?))"
         for note_id, lifecycle, seen_at, hashes in conn.execute(
             f"SELECT * FROM guards WHERE {guards}",
             () if guard_ids is None else (json.dumps(guard_ids),),
         ):
             self.guards[note_id] = Guard(lifecycle, seen_at, set(json.loads(hashes)))
-        rows = dict(
-            conn.execute("SELECT key, value FROM meta WHERE key IN ('digests', 'generation')")
-        )
-        if "digests" in rows:
-            self.digests = {k: int(v, 16) for k, v in json.loads(rows["digests"]).items()}
-        self.generation = int(rows.get("generation", 0))
-        self.data_version = version
+        self.complete = True
 
 
 class Overlay(MutableMapping[K, V]):
@@ -257,3 +313,10 @@ class Overlay(MutableMapping[K, V]):
             self.base.pop(key, None)
         self.base.update(self.changes)  # type: ignore[arg-type]
         self.changes = {}
+
+
+def _where(paths: list[str] | None) -> tuple[str, tuple[str, ...]]:
+    """The condition that picks the rows of `paths` (every row when None), and its argument."""
+    if paths is None:
+        return "1", ()
+    return "path IN (SELECT value FROM json_each(?))", (json.dumps(paths),)

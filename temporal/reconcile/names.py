@@ -3,23 +3,20 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 
-__all__ = ["NameIndex", "Resolution", "normalize_name", "slug_suffixes"]
+from temporal.store import (
+    LINK_RULES,
+    NameRule,
+    designate,
+    ends_with_path,
+    normalize_name,
+    slug_suffixes,
+)
+
+__all__ = ["NameIndex", "Resolution"]
 
 _Paths = str | set[str]
-
-
-def normalize_name(text: str) -> str:
-    """A title or alias as compared: NFKC, lower-case, trimmed, inner whitespace collapsed."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
-    return " ".join(text.lower().split())
-
-
-def slug_suffixes(slug: str) -> list[str]:
-    """`a/b/c` -> `c`, `b/c`, `a/b/c`, lower-cased: what a bare file-name link may say."""
-    parts = slug.lower().split("/")
-    return ["/".join(parts[i:]) for i in range(len(parts) - 1, -1, -1)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,14 +28,17 @@ class Resolution:
 
 
 _MISSING = Resolution("missing")
+_FILE = NameRule.FILE
+_MARKDOWN_RULES = (NameRule.SLUG,)  # a Markdown link names its path: `temporal.store.names`
 
 
 class NameIndex:
     """Ids, slugs, file names, titles and aliases of the usable notes, for link resolution.
 
-    A target resolves, inside the linking note's scope, by exact id, then slug,
-    then file name (the linking note's own folder wins among several), then
-    normalised title or alias; the first rule that finds anything decides.
+    A target resolves, inside the linking note's scope, by the rules of names
+    (`temporal.store.designate`): exact id, then slug, then file name (the linking note's own
+    folder wins among several), then normalised title or alias; the first rule that finds
+    anything decides.
     """
 
     def __init__(self) -> None:
@@ -49,6 +49,11 @@ class NameIndex:
         self._by_file: dict[str, _Paths] = {}
         self._by_name: dict[str, _Paths] = {}
         self._by_fold: dict[str, _Paths] = {}
+        self._by_rule = {
+            NameRule.ID: self._by_id,
+            NameRule.SLUG: self._by_slug,
+            NameRule.TITLE: self._by_name,
+        }
         self._slug: dict[str, str] = {}
         self._keys: dict[str, tuple[str, tuple[str, ...]]] = {}
 
@@ -114,21 +119,12 @@ class NameIndex:
             The resolution, or the paths of several files whose names match: the linking
             note's folder decides among those (`in_folder`).
         """
-        nfc = unicodedata.normalize("NFC", target)
-        if kind == "markdown":
-            return self._pick(self._by_slug.get(nfc), scope)
-        for found in (self._by_id.get(target), self._by_slug.get(nfc)):
-            result = self._pick(found, scope)
-            if result is not _MISSING:
-                return result
-        wanted = nfc.lower()
-        same_name = self._in_scope(self._by_file.get(wanted.rpartition("/")[2]), scope)
-        by_file = [p for p in same_name if _ends_with_path(self._slug[p].lower(), wanted)]
-        if len(by_file) > 1:
-            return by_file
-        if by_file:
-            return Resolution("resolved", by_file[0])
-        return self._pick(self._by_name.get(normalize_name(target)), scope)
+        rules = _MARKDOWN_RULES if kind == "markdown" else LINK_RULES
+        named = designate(target, partial(self._find, scope=scope), rules=rules, first=True)
+        found = named.found
+        if len(found) > 1:
+            return list(found) if named.rule is NameRule.FILE else Resolution("ambiguous")
+        return Resolution("resolved", found[0]) if found else _MISSING
 
     def in_folder(self, paths: list[str], folder: str) -> Resolution:
         """Among several files of one name, the one in `folder`; else the target is ambiguous."""
@@ -142,23 +138,22 @@ class NameIndex:
             return [paths] if self.scope[paths] == scope else []
         return sorted(p for p in paths if self.scope[p] == scope)
 
-    def _pick(self, paths: _Paths | None, scope: str) -> Resolution:
-        found = self._in_scope(paths, scope)
-        return _one_or_ambiguous(found) if found else _MISSING
+    def _find(self, rule: NameRule, key: str, *, scope: str) -> list[str]:
+        """The notes of `scope` that `rule` finds under `key`, sorted."""
+        if rule is _FILE:
+            same_name = self._in_scope(self._by_file.get(key.rpartition("/")[2]), scope)
+            return [p for p in same_name if ends_with_path(self._slug[p].lower(), key)]
+        return self._in_scope(self._by_rule[rule].get(key), scope)
 
 
 def _file_name(slug: str) -> str:
     return slug.rpartition("/")[2].lower()
 
 
-def _ends_with_path(slug: str, target: str) -> bool:
-    """`a/b/c` ends with `c` and `b/c`, not with `/c` or `x/b/c`."""
-    return slug == target or slug.endswith("/" + target)
-
-
 def _fold(note_id: str) -> str:
     if note_id.isascii():
-        return note_id.lower()
+        folded = note_id.lower()
+        return note_id if folded == note_id else folded  # most ids: no second string kept
     return unicodedata.normalize("NFKC", note_id).casefold()
 
 
@@ -177,10 +172,6 @@ def _members(found: _Paths | None) -> set[str]:
     if found is None:
         return set()
     return {found} if isinstance(found, str) else set(found)
-
-
-def _one_or_ambiguous(paths: list[str]) -> Resolution:
-    return Resolution("resolved", paths[0]) if len(paths) == 1 else Resolution("ambiguous")
 
 
 def _discard(index: dict[str, _Paths], key: str, path: str) -> None:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-import unicodedata
 
 from temporal.reconcile.attachments import Files
 from temporal.reconcile.derived import chains
 from temporal.reconcile.intake import affected, committed_seen
 from temporal.reconcile.memory import Guard, NoteState
-from temporal.reconcile.names import Resolution, normalize_name
+from temporal.reconcile.names import Resolution
 from temporal.reconcile.plan import Found, Plan, RowEnd, Target
+from temporal.store import NameRule
 
 __all__ = ["resolve_links", "run"]
 
@@ -163,9 +163,10 @@ def _resolution(plan: Plan, target: str, kind: str, scope: str | None) -> Found:
 
 def _with_row_end(plan: Plan, target: str, res: Resolution) -> tuple[Resolution, RowEnd]:
     """A resolution and the end of its `targets` row: keys of the text, and what it found."""
-    lower = unicodedata.normalize("NFC", target).lower()
+    # The keys that `affected` matches names which appear or vanish against (NameIndex.keys).
+    keys = (NameRule.FILE.key(target), NameRule.TITLE.key(target))
     resolved_id = plan.entries[res.path].id if res.path and res.status == "resolved" else None
-    return res, (lower, normalize_name(target), resolved_id, res.path, res.status)
+    return res, (*keys, resolved_id, res.path, res.status)
 
 
 def _eligibility(plan: Plan) -> None:

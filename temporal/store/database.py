@@ -46,6 +46,8 @@ class Store:
         self.fingerprint = fingerprint
         self._readers: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._watching: sqlite3.Connection | None = None  # `version()`'s own, never in a read
+        self._watch_lock = threading.Lock()
         self._checkpointer: threading.Thread | None = None
 
     @classmethod
@@ -74,7 +76,27 @@ class Store:
             for reader in self._readers:
                 reader.close()
             self._readers.clear()
+        with self._watch_lock:
+            if self._watching is not None:
+                self._watching.close()
+                self._watching = None
         self.conn.close()
+
+    def version(self) -> int:
+        """A number that changes whenever a commit lands, by any connection of any process
+        (this process's writer too): SQLite's `data_version` of a connection kept for it. The
+        same number twice means the database held the same committed state all along.
+
+        Raises:
+            IndexUnavailable: the database cannot be read.
+        """
+        with self._watch_lock:
+            try:
+                if self._watching is None:
+                    self._watching = _connect(self.path, mapped=False)
+                return int(self._watching.execute("PRAGMA data_version").fetchone()[0])
+            except sqlite3.Error as exc:
+                raise sqlite_error(exc) from exc
 
     @contextlib.contextmanager
     def write(self, *, checkpoint_later: bool = False) -> Iterator[sqlite3.Connection]:

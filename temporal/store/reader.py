@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from temporal.calendar import DatePrecision, DateValue
@@ -17,12 +17,26 @@ from temporal.records import (
     RecordKind,
     RecordRef,
     TimeField,
+    supersession_chain,
 )
 from temporal.store.conflicts import conflicted_paths, conflicting_paths
+from temporal.store.names import NameRule, designate
 from temporal.store.sql import chunks, marks, run
 from vault import Issue
 
-__all__ = ["Count", "Reader", "RecordFilter", "StatusCounts"]
+__all__ = ["ChainStep", "Count", "Reader", "RecordFilter", "StatusCounts"]
+
+_SUCCESSOR = (
+    "SELECT t.resolved_path, m.lifecycle, m.eligible FROM targets t"
+    " JOIN notes m ON m.path = t.resolved_path"
+    " WHERE t.path = ? AND t.field = 'superseded_by' AND t.status = 'resolved'"
+)
+# The rows each rule finds a name's key in, as (path, key); `Reader.named` adds the rest.
+_NAMED = {
+    NameRule.ID: "SELECT path, id AS key FROM notes WHERE id",
+    NameRule.SLUG: "SELECT path, slug AS key FROM notes WHERE slug",
+    NameRule.TITLE: "SELECT path, key FROM names WHERE key",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +51,15 @@ class RecordFilter:
     time_field: TimeField = TimeField.OCCURRED_AT
     since_us: int | None = None
     until_us: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChainStep:
+    """One record along a `superseded_by` chain."""
+
+    path: str
+    lifecycle: str
+    eligible: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,17 +184,60 @@ class Reader:
         """Those of `paths` that conflict, directly or through `derived_from` (three steps)."""
         return conflicted_paths(self.run, set(paths), as_of_us=as_of_us)
 
-    def lookup(self, name: str, scopes: Sequence[str], key: str) -> list[RecordRef]:
-        """Eligible records whose id or slug is `name`, or whose title/alias key is `key`."""
-        # One indexed look-up per rule, united: an OR across them would scan every note.
-        sql = (
-            "SELECT DISTINCT n.id, n.kind, n.type, n.title FROM notes n WHERE +n.eligible = 1"
-            f" AND +n.scope IN ({marks(scopes)}) AND n.path IN ("
-            " SELECT path FROM notes WHERE id = ? UNION SELECT path FROM notes WHERE slug = ?"
-            " UNION SELECT path FROM names WHERE key = ?) ORDER BY n.id"
-        )
-        rows = self.run(sql, [*scopes, name, name, key])
-        return [RecordRef(r[0], RecordKind(r[1]), r[2], r[3]) for r in rows]
+    def chain(self, path: str) -> Iterator[ChainStep]:
+        """Each record after the note at `path` along its `superseded_by` chain, in order, each
+        once (`supersession_chain`): the chain ends where a `superseded_by` resolves to nothing
+        or would visit a record again."""
+        steps: dict[str, ChainStep] = {}
+
+        def successor(of: str) -> str | None:
+            found = self.run(_SUCCESSOR, [of]).fetchone()
+            if found is None:
+                return None
+            steps[found[0]] = ChainStep(found[0], found[1], bool(found[2]))
+            return str(found[0])
+
+        for later in supersession_chain(path, successor):
+            yield steps[later]
+
+    def designated(
+        self, name: str, scopes: Sequence[str], *, rules: Sequence[NameRule]
+    ) -> list[tuple[str, RecordRef]]:
+        """The eligible records of `scopes` that `name` designates by `rules`, every rule's
+        matches counting together (`temporal.store.designate`).
+
+        Returns:
+            [(scope, record)], ordered by (record id, scope).
+        """
+        found = designate(
+            name,
+            lambda rule, key: self.named(rule, [key], scopes).get(key, ()),
+            rules=rules,
+            first=False,
+        ).found
+        return sorted(found, key=lambda item: (item[1].id, item[0]))
+
+    def named(
+        self, rule: NameRule, keys: Collection[str], scopes: Sequence[str]
+    ) -> dict[str, list[tuple[str, RecordRef]]]:
+        """The eligible records of `scopes` that `rule` finds under each of `keys` (the rule's
+        keys of names: `NameRule.key`); the file-name rule is for links alone.
+
+        Returns:
+            key -> [(scope, record)], ordered by (record id, scope).
+        """
+        found: dict[str, list[tuple[str, RecordRef]]] = {}
+        for chunk in chunks(sorted(set(keys))):
+            sql = (
+                "SELECT k.key, n.scope, n.id, n.kind, n.type, n.title"
+                f" FROM ({_NAMED[rule]} IN ({marks(chunk)})) k JOIN notes n ON n.path = k.path"
+                f" WHERE +n.eligible = 1 AND +n.scope IN ({marks(scopes)}) ORDER BY n.id, n.scope"
+            )
+            for key, scope, rid, kind, rtype, title in self.run(sql, [*chunk, *scopes]):
+                found.setdefault(key, []).append(
+                    (scope, RecordRef(rid, RecordKind(kind), rtype, title))
+                )
+        return found
 
     def counts(self, scopes: Sequence[str]) -> StatusCounts:
         """Record counts per kind and per type."""

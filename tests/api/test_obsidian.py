@@ -10,6 +10,7 @@ import pytest
 
 from api import Settings, create_app
 from api.cli import main
+from tests import vaults
 from tests.api.helpers import LocalClient, data
 
 CONFIG = """
@@ -20,15 +21,7 @@ recorded_at = ["created"]
 [daily_notes]
 folder = "Daily"
 """
-NOTES = {
-    "Meetings/Kickoff.md": "---\ndate: 2024-03-05\ncreated: 2024-03-01T09:00:00Z\n---\n# Kickoff\n",
-    "Meetings/Retro.md": "---\ndate: 2024-03-05\noccurred_at: 2024-03-08\n---\n# Retro\n",
-    "Daily/2024-03-05.md": "Met [[Kickoff]].\n",
-    "Daily/2024-03-06.md": "---\ndate: 2024-03-01\n---\nLate entry.\n",
-    "Daily/2024-02-30.md": "A typo in the name.\n",
-    "Daily/Template.md": "{{date}}\n",
-    "Bad.md": "---\ntitle: Bad\ndate: 2024-13-01\ncreated: tomorrow\n---\n",
-}
+NOTES = vaults.files("obsidian")
 
 
 def _vault(tmp_path: Path) -> tuple[Path, Path]:

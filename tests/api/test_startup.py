@@ -22,6 +22,8 @@ import httpx2 as httpx
 
 import graph
 import temporal
+from api.services import Services, now_us
+from api.settings import Settings
 from temporal import FINGERPRINT
 from tests.api.served import ROOT, STARTUP_SECONDS, free_port, serve
 
@@ -190,3 +192,46 @@ def test_a_stale_or_damaged_compact_file_is_rebuilt_never_used(
         damaged = httpx.post(f"{base}/graphql", json=GRAPH, timeout=30.0).json()
     assert damaged == expected
     assert graph.read_rows(compact, compact_stamp(state)) is not None
+
+
+def test_a_restarted_server_reads_the_rest_of_its_memory_in_the_background(
+    demo_vault: Path, tmp_path: Path
+) -> None:
+    state = tmp_path / "state.db"
+    reconcile(demo_vault, state)
+    settings = Settings.build(vault=demo_vault, state=state, watch=False)
+    services = Services.open(settings, now_us=now_us(), graph=True)
+    try:
+        assert services.reconciler.loads == 1
+        assert services._warmer is not None
+        services._warmer.join(timeout=60)
+        memory = services.reconciler.memory
+        assert memory.complete and "people/samuel-okafor.md" in memory.entries
+        assert services.reconciler.loads == 1  # the files' part was not read twice
+    finally:
+        services.close()
+
+
+def test_a_read_older_than_every_published_graph_gets_the_graph_of_its_own_snapshot(
+    demo_vault: Path, tmp_path: Path
+) -> None:
+    # A CLI or Python API run keeps no graph until asked: a request whose read began before a
+    # reconcile committed, and that asks for the graph after, finds only the newer graph.
+    settings = Settings.build(vault=demo_vault, state=tmp_path / "state.db", watch=False)
+    services = Services.open(settings, now_us=now_us(), graph=False)
+    try:
+        with services.store.read() as reader:
+            older = temporal.generation(reader)  # the read's snapshot begins here
+            (demo_vault / "people/visitor.md").write_text(
+                "---\ntype: person\ntitle: Visitor\n---\n[[Ada Lopez]]\n"
+            )
+            services.reconcile_now(now_us=now_us())
+            services.refresh_projection()  # the graph of the newer generation only
+            newer = services.view_for(temporal.generation(services.store), deadline=None)
+            assert newer is not None and newer.node("default", "people/visitor") is not None
+            assert temporal.generation(services.store) != older
+            view = services.view_of(reader, deadline=None)
+            assert view.node("default", "people/visitor") is None  # as of the request's read
+            assert view.node("default", "people/ada-lopez") is not None
+    finally:
+        services.close()

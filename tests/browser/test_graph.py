@@ -4,11 +4,13 @@ edge, and a ledger of what the bounds left out."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Page
+from playwright.sync_api import Browser, Page
 
-from tests.browser.conftest import Watched
+from tests.api.served import serve
+from tests.browser.conftest import Watched, watching
 
 WORKS_AT = ".edge[aria-label='Ada Lopez works_at Lumen Analytics']"
 
@@ -98,3 +100,38 @@ def test_a_paths_url_draws_and_lists_the_paths(explorer: Watched) -> None:
     assert all(text.endswith("Lumen Analytics") for text in listed)
     assert page.locator("svg.graph .edge").count() >= 1
     assert (page.locator("a.show-query").get_attribute("href") or "").startswith("/graphql#query=")
+
+
+def test_bounds_beyond_the_servers_are_drawn_at_its_bounds(explorer: Watched) -> None:
+    page = explorer.open("/?entity=people/ada-lopez&view=graph&hops=6&fanOut=500")
+    page.get_by_role("heading", level=1, name="Graph around Ada Lopez").wait_for()
+    assert page.get_by_label("Hops").input_value() == "3"
+    assert page.get_by_label("Fan-out").input_value() == "100"
+    assert page.locator("svg.graph .edge").count() > 0
+    assert page.locator("main .error").count() == 0
+
+
+OVERLAPS = """() => {
+  const boxes = [...document.querySelectorAll("svg.graph .edge-label span")].map((s) =>
+    s.getBoundingClientRect());
+  let overlaps = 0;
+  boxes.forEach((a, i) => boxes.slice(i + 1).forEach((b) => {
+    if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) overlaps++;
+  }));
+  return [boxes.length, overlaps];
+}"""
+
+
+def test_no_edge_label_covers_another(browser: Browser, tmp_path: Path) -> None:
+    # The four paths S-X-Y-T: between the X and Y columns, two edges cross at their middles.
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    notes = {"S": "[[X1]] [[X2]]", "X1": "[[Y1]] [[Y2]]", "X2": "[[Y1]] [[Y2]]"}
+    notes |= {"Y1": "[[T]]", "Y2": "[[T]]", "T": ""}
+    for name, body in notes.items():
+        (vault / f"{name}.md").write_text(f"# {name}\n\n{body}\n", "utf-8")
+    with serve(vault, tmp_path) as base, watching(browser, base) as explorer:
+        page = explorer.open("/?from=S&to=T&hops=3")
+        page.locator("svg.graph .edge").first.wait_for()
+        assert page.locator(".path-list li").count() == 4
+        assert page.evaluate(OVERLAPS) == [8, 0]

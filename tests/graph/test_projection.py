@@ -10,33 +10,11 @@ import pytest
 
 import graph
 import temporal
+from tests import vaults
 
 NOW = 1_800_000_000_000_000
 
-NOTES = {
-    "people/ada.md": "---\ntype: person\naliases: [Ada L]\n---\n# Ada Lopez\nWorks with [[Bob]].\n",
-    "people/bob.md": "---\ntype: person\ntitle: Bob\n---\nKnows [[people/ada]] and [[Ada L]].\n",
-    "people/cy.md": "---\ntype: person\n---\n# Cy\n",
-    "orgs/acme.md": "---\ntype: organization\nowner: people/ada\n---\n# Acme\n",
-    "rel/ada-acme.md": (
-        "---\ntype: relationship\nfrom: people/ada\nto: orgs/acme\nrelation: works_at\n"
-        "valid_from: 2024-01-01\nvalid_until: 2025-01-01\n---\nSince 2024, see [[Acme]].\n"
-    ),
-    "claims/c1.md": (
-        "---\ntype: claim\nsubject: '[[Bob]]'\nsource: meetings/m1\n---\nBob said so.\n"
-    ),
-    "claims/c2.md": "---\ntype: claim\nsubject: people/dee\n---\nWaits for Dee.\n",
-    "meetings/m1.md": (
-        "---\ntype: meeting\noccurred_at: 2024-03-01T10:00:00+01:00\n"
-        "entities: [people/ada, '[[Bob]]']\n---\n# Kickoff\nWith [[Cy]] and [[Dee]].\n"
-    ),
-    "decisions/old.md": (
-        "---\ntype: decision\nlifecycle: superseded\nsuperseded_by: decisions/new\n---\n"
-        "# Old plan\nBy [[Ada Lopez]].\n"
-    ),
-    "decisions/new.md": "---\ntype: decision\n---\n# New plan\nBy [[Ada Lopez]].\n",
-    "notes/n1.md": "See [[claims/c2]] and [[claims/c1]].\n",
-}
+NOTES = vaults.files("projection")
 
 
 def write(root: Path, files: dict[str, str]) -> None:

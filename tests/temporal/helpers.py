@@ -1,4 +1,5 @@
-"""Shared checks of the temporal tests: the state database's schema and full-text indexes."""
+"""Shared parts of the temporal tests: the state database's schema and full-text indexes, a
+committed state to read."""
 
 from __future__ import annotations
 
@@ -6,11 +7,13 @@ import contextlib
 import functools
 import sqlite3
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import temporal
 from temporal.store import search_objects, search_table, search_triggers
 
+NOW = 1_800_000_000_000_000
 KEYS = "rowid, path, id, scope, kind, type, tags, lifecycle, eligible"
 
 
@@ -53,3 +56,17 @@ def check_search(conn: sqlite3.Connection) -> None:
     assert sorted(conn.execute(f"SELECT {KEYS} FROM notes")) == sorted(
         conn.execute(f"SELECT {KEYS} FROM search_keys")
     )
+
+
+@contextlib.contextmanager
+def committed(
+    root: Path, db: Path, config: temporal.VaultConfig | None = None
+) -> Iterator[temporal.Reader]:
+    """A read transaction over the state of `root` reconciled once (at NOW) into `db`."""
+    store = temporal.Store.open(db)
+    try:
+        temporal.Reconciler(store, root, config or temporal.VaultConfig()).reconcile(now_us=NOW)
+        with store.read() as reader:
+            yield reader
+    finally:
+        store.close()

@@ -12,20 +12,11 @@ from types import MappingProxyType
 import pytest
 
 import temporal
+from tests import vaults
 from tests.temporal.test_reconcile import NOW, dump, write
 
 CONFIG = temporal.VaultConfig(scopes=MappingProxyType({"private": "private/"}))
-FILES = {
-    "Attachments/lucide-send.svg": "<svg/>",
-    "Attachments/Engelbart.jpg": "jpeg",
-    "Help/Engelbart.jpg": "jpeg, beside the note",
-    "Help/deep/logo.png": "png",
-    "Other/deep/logo.png": "png",
-    "Guide.pdf.md": "# A note whose slug looks like a file\n",
-    "Guide.pdf": "pdf",
-    "private/secret.png": "png",
-    ".obsidian/hidden.png": "png",
-}
+FILES = vaults.files("attachments")
 
 
 def _links(conn: sqlite3.Connection, path: str) -> list[tuple[object, ...]]:

@@ -110,7 +110,7 @@ def _memory(memory: Memory) -> dict[str, object]:
 class Pair:
     """Two reconcilers on one state file, as two workers of a server hold them."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, *, complete: bool = True) -> None:
         self.root = tmp_path / "vault"
         write(self.root, NOTES)
         db = tmp_path / "state.db"
@@ -118,6 +118,8 @@ class Pair:
         self.a = temporal.Reconciler(self.a_store, self.root, temporal.VaultConfig())
         self.a.reconcile(now_us=NOW)
         self.b = temporal.Reconciler(self.b_store, self.root, temporal.VaultConfig())
+        if complete:  # as a server's, once its background read is done
+            self.b.complete()
         self.projection = graph.Projection.build(self.b_store)
 
     def follow(self) -> Followed | None:
@@ -255,3 +257,31 @@ def test_following_alone_does_not_wait_for_the_writer_lock(pair: Pair) -> None:
     writer.close()
     assert "people/cy.md" in results[0].followed.changed_paths
     assert not results[0].changed
+
+
+_FILES_PART = (
+    "digests",
+    "keys",
+    "folders",
+    "revisions",
+    "scan_issues",
+    "attachments",
+    "generation",
+)
+
+
+def test_a_follower_not_yet_complete_follows_its_files_part_then_reads_the_rest(
+    tmp_path: Path,
+) -> None:
+    pair = Pair(tmp_path, complete=False)
+    rng = random.Random(3)
+    for step in range(12):
+        kinds = [_edit(pair.root, rng) for _ in range(rng.randint(1, 3))]
+        pair.a.reconcile(now_us=NOW + step + 1)
+        assert pair.follow() is not None
+        assert not pair.b.memory.complete and not pair.b.memory.entries
+        mine, fresh = _memory(pair.b.memory), _memory(Memory.load(pair.b_store.conn))
+        assert {k: mine[k] for k in _FILES_PART} == {k: fresh[k] for k in _FILES_PART}, kinds
+    pair.b.complete()
+    assert pair.b.memory.complete
+    pair.check("completed after following")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,67 @@ def test_a_reconcile_after_another_writer_reports_what_it_followed(tmp_path: Pat
     finally:
         mine.close()
         other.close()
+
+
+def test_a_restart_reads_the_notes_part_only_when_something_changed(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    store = temporal.Store.open(tmp_path / "state.db")
+    try:
+        temporal.Reconciler(store, root, temporal.VaultConfig()).reconcile(now_us=NOW)
+        restarted = temporal.Reconciler(store, root, temporal.VaultConfig())
+        assert not restarted.memory.complete and not restarted.memory.entries
+        assert not restarted.reconcile(now_us=NOW + 1).changed
+        assert not restarted.memory.complete  # a scan finding nothing needs no more
+        write(root, {"people/cy.md": "---\ntype: person\n---\n# Cy\nSee [[Ada L]].\n"})
+        assert restarted.reconcile(now_us=NOW + 2).changed
+        assert restarted.memory.complete and restarted.loads == 1
+        assert _state(restarted.memory) == _state(Memory.load(store.conn))
+    finally:
+        store.close()
+
+
+def test_memory_not_completed_after_another_writer_follows_it_then_is_read_whole(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    db = tmp_path / "state.db"
+    mine, other = temporal.Store.open(db), temporal.Store.open(db)
+    try:
+        temporal.Reconciler(other, root, temporal.VaultConfig()).reconcile(now_us=NOW)
+        rec = temporal.Reconciler(mine, root, temporal.VaultConfig())
+        write(root, {"people/cy.md": "# Cy\n"})
+        temporal.Reconciler(other, root, temporal.VaultConfig()).reconcile(now_us=NOW + 1)
+        rec.complete()  # the notes read are of a later state than the files' part: dropped
+        assert not rec.memory.complete and not rec.memory.entries
+        write(root, {"people/dee.md": "# Dee\n"})
+        result = rec.reconcile(now_us=NOW + 2)
+        assert not result.reloaded and result.changed_paths == ("people/dee.md",)
+        assert rec.memory.complete and rec.loads == 1 and rec.follows == 1
+        assert _state(rec.memory) == _state(Memory.load(mine.conn))
+        assert rec.memory.keys == Memory.load(mine.conn).keys
+    finally:
+        mine.close()
+        other.close()
+
+
+def test_reading_the_notes_part_is_all_or_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    store = temporal.Store.open(tmp_path / "state.db")
+    try:
+        temporal.Reconciler(store, root, temporal.VaultConfig()).reconcile(now_us=NOW)
+        memory = Memory.load(store.conn, notes=False)
+        broken = sqlite3.connect(tmp_path / "state.db")
+        broken.execute("BEGIN")
+        broken.execute("DROP TABLE guards")  # read last: the notes part fails at its end
+        with pytest.raises(sqlite3.OperationalError):
+            memory.load_notes(broken)
+        broken.rollback()
+        broken.close()
+        assert not memory.complete and not memory.entries and not memory.referrers
+        memory.load_notes(store.conn)
+        assert _state(memory) == _state(Memory.load(store.conn))
+    finally:
+        store.close()

@@ -16,31 +16,14 @@ import pytest
 
 import temporal
 from temporal.store import PROJECTION_TABLES
+from tests import vaults
 from tests.temporal.helpers import check_search
 
 NOW = 1_800_000_000_000_000
 # Every projection a clean rebuild must reproduce: not `files` (stats) nor `meta`; the view too.
 TABLES = (*(t for t in PROJECTION_TABLES if t not in ("files", "meta")), "edges")
 
-NOTES = {
-    "people/ada.md": "---\ntype: person\naliases: [Ada L]\n---\n# Ada Lopez\nWorks with [[Bob]].\n",
-    "people/bob.md": "---\ntype: person\ntitle: Bob\n---\nKnows [[people/ada]] and [[Ada L]].\n",
-    "orgs/acme.md": "---\ntype: organization\nowner: people/ada\n---\n# Acme\n",
-    "rel/ada-acme.md": (
-        "---\ntype: relationship\nfrom: people/ada\nto: orgs/acme\nrelation: works_at\n"
-        "valid_from: 2024-01-01\n---\nSince 2024, see [[Acme]].\n"
-    ),
-    "claims/c1.md": (
-        "---\ntype: claim\nsubject: '[[Bob]]'\nsource: meetings/m1\n---\nBob said so.\n"
-    ),
-    "claims/c0.md": "---\ntype: claim\nsubject: people/bob\nsource: meetings/m0\n---\nNoted.\n",
-    "meetings/m0.md": "---\ntype: meeting\noccurred_at: 2024-02-01\n---\n# Intro\n",
-    "meetings/m3.md": "---\ntype: meeting\noccurred_at: 2024-02-03\n---\n# Retro\n",
-    "meetings/m1.md": (
-        "---\ntype: meeting\noccurred_at: 2024-03-01T10:00:00+01:00\n"
-        "entities: [people/ada, '[[Bob]]']\n---\n# Kickoff\n"
-    ),
-}
+NOTES = vaults.files("reconcile")
 
 
 def write(root: Path, files: dict[str, str]) -> None:

@@ -863,7 +863,8 @@ def test_withdrawn_namesake_leaves_links_to_the_name_unambiguous(
         ]
         assert session.rows("SELECT code FROM issues") == []
         with session.store.read() as reader:
-            found = reader.lookup("Acme Corp", ["default"], temporal.normalize_name("Acme Corp"))
+            named = reader.designated("Acme Corp", ["default"], rules=temporal.LOOKUP_RULES)
+            found = [ref for _, ref in named]
             assert [ref.id for ref in found] == ["acme"]
 
 

@@ -9,52 +9,14 @@ import pytest
 import temporal
 from temporal import LifecycleFilter, MatchMode, RecordFilter
 from temporal.store import search_table
+from tests import vaults
 from tests.temporal.helpers import check_search
 from vault import InvalidInput
 
 NOW = 1_800_000_000_000_000
 ALL_SCOPES = ["default", "private", "team"]
 
-NOTES = {
-    "notes/title-hit.md": "---\ntitle: Ledger reconciliation\n---\nNothing else here today.\n",
-    "notes/alias-hit.md": "---\ntitle: Books\naliases: [Ledger]\n---\nAccounting for today.\n",
-    "notes/body-hit.md": "---\ntitle: Weekly notes\n---\nWe talked about the ledger once.\n",
-    "notes/red-apple.md": "# Fruit one\n\nA red apple fell.\n",
-    "notes/apple-red.md": "# Fruit two\n\nThe apple was red.\n",
-    "notes/red-only.md": "# Fruit three\n\nOnly red here.\n",
-    "notes/muller.md": "---\ntype: person\n---\n# Anna Muller\n\nWorks on maps.\n",
-    "notes/mueller.md": "---\ntype: person\n---\n# Jan Müller\n\nWorks on tiles.\n",
-    "notes/filler-1.md": "# Filler one\n\nUnrelated words about weather.\n",
-    "notes/filler-2.md": "# Filler two\n\nMore unrelated words about rivers.\n",
-    "notes/filler-3.md": "# Filler three\n\nStill unrelated: mountains.\n",
-    "notes/lines.md": (
-        "---\ntitle: Lines\ntags: [x]\n---\nfirst line\n\nthird line holds the zebra\nlast line\n"
-    ),
-    "notes/empty-body.md": "---\ntitle: Zebra crossing\n---\n",
-    "decisions/old.md": (
-        "---\ntype: decision\nlifecycle: superseded\nsuperseded_by: decisions/mid\n---\n"
-        "# Use quartz\n\nWe pick quartz storage.\n"
-    ),
-    "decisions/mid.md": (
-        "---\ntype: decision\nlifecycle: superseded\nsuperseded_by: decisions/new\n---\n"
-        "# Use basalt\n\nBasalt instead.\n"
-    ),
-    "decisions/new.md": "---\ntype: decision\n---\n# Use granite\n\nGranite after all.\n",
-    "decisions/dead-end.md": (
-        "---\ntype: decision\nlifecycle: superseded\nsuperseded_by: decisions/gone\n---\n"
-        "# Use quartz tiles\n\nQuartz tiles, replaced by something withdrawn.\n"
-    ),
-    "decisions/gone.md": (
-        "---\ntype: decision\nlifecycle: withdrawn\n---\n# Withdrawn granite\n\nquartz obsidian\n"
-    ),
-    "decisions/to-note.md": (
-        "---\ntype: decision\nlifecycle: superseded\nsuperseded_by: notes/target-note\n---\n"
-        "# Use slate\n\nSlate it was.\n"
-    ),
-    "notes/target-note.md": "# Target note\n\nNot a decision.\n",
-    "team/plan.md": "# Team plan\n\nThe ledger of the team, ledger again.\n",
-    "private/secret.md": "# Secret ledger\n\nledger ledger ledger\n",
-}
+NOTES = vaults.files("search")
 
 
 def write(root: Path, files: dict[str, str]) -> None:

@@ -18,32 +18,16 @@ from temporal import (
     RetrievalReason,
     SearchStrategy,
 )
+from tests import vaults
 from vault import InvalidCursor, InvalidInput
 
 NOW = 1_800_000_000_000_000
 AUTO = SearchStrategy.AUTO
 
 # Fusion: each word's own list is known (title beats body; a shorter body beats a longer one).
-FUSION = {
-    "f/n1.md": "# Alpha\n\nFiller words here beta.\n",
-    "f/n2.md": "# Beta\n\nFiller words here alpha.\n",
-    "f/n3.md": "# Gamma\n\nFiller words here alpha beta.\n",
-    "f/n4.md": "# Delta\n\nFiller words here gamma.\n",
-    "f/n5.md": "# Epsilon\n\nFiller words here gamma gamma.\n",
-}
+FUSION = vaults.files("fusion")
 # Relaxed: ten records; `common` is in six of them (more than half).
-RELAXED = {
-    "p/p01.md": "# One\n\nalpha beta gamma common\n",
-    "p/p02.md": "# Two\n\nalpha beta common\n",
-    "p/p03.md": "# Three\n\nalpha common\n",
-    "p/p04.md": "# Four\n\nbeta delta common\n",
-    "p/p05.md": "# Five\n\ncommon filler\n",
-    "p/p06.md": "# Six\n\ncommon filler\n",
-    "p/p07.md": "# Seven\n\nplain filler\n",
-    "p/p08.md": "# Eight\n\nplain filler\n",
-    "p/p09.md": "# Nine\n\nplain filler\n",
-    "p/p10.md": "---\ntype: memo\n---\n# Ten\n\nplain filler\n",
-}
+RELAXED = vaults.files("relaxed")
 
 
 def open_store(tmp_path: Path, files: dict[str, str]) -> temporal.Store:

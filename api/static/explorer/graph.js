@@ -9,6 +9,9 @@ const SVG = "http://www.w3.org/2000/svg";
 const NODE_W = 180;
 const NODE_H = 44;
 const COLUMN = 280;
+// The server's bounds (api/args.py traversal_limits): a larger value is drawn at the bound.
+const MAX_HOPS = 3;
+const MAX_FAN_OUT = 100;
 
 const RESULT = `status seeds { id title } candidates { id title type }
     nodes { id kind type title hop }
@@ -40,6 +43,31 @@ function svg(tag, attrs = {}) {
   return el;
 }
 
+/** A one-line label centred in a box of the drawing, as HTML (so its colours are checked like
+ * the page's: a contrast checker cannot read SVG text over lines). */
+function htmlLabel(x, y, width, cls, text) {
+  const box = svg("foreignObject", { x, y, width, height: 16, class: cls });
+  box.append(h("div", {}, h("span", {}, text)));
+  return box;
+}
+
+/** Where an edge's label goes: on its curve (a cubic Bézier through `points`), above the point
+ * nearest the middle whose box (`width` x 16) overlaps no label placed before (crossing edges
+ * share their middles); the middle when every place is taken. */
+function labelPlace(placed, width, [p0, p1, p2, p3]) {
+  const on = (t) => {
+    const u = 1 - t;
+    const x = u * u * u * p0.x + 3 * u * u * t * p1.x + 3 * u * t * t * p2.x + t * t * t * p3.x;
+    const y = u * u * u * p0.y + 3 * u * u * t * p1.y + 3 * u * t * t * p2.y + t * t * t * p3.y;
+    return { x, y: y - 17 };
+  };
+  const free = (c) => placed.every((o) => Math.abs(o.x - c.x) * 2 >= o.width + width || Math.abs(o.y - c.y) >= 16);
+  const tries = [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.15, 0.85].map(on);
+  const at = tries.find(free) || tries[0];
+  placed.push({ ...at, width });
+  return at;
+}
+
 function settings(params) {
   const int = (name, fallback, low, high) => {
     const value = Number.parseInt(params.get(name) || "", 10);
@@ -48,8 +76,8 @@ function settings(params) {
   const direction = ["OUT", "IN", "BOTH"].includes(params.get("direction")) ? params.get("direction") : "BOTH";
   const relations = (params.get("relations") || "").split(",").map((r) => r.trim()).filter(Boolean);
   return {
-    hops: int("hops", 2, 1, 6),
-    fanOut: int("fanOut", 25, 1, 200),
+    hops: int("hops", 2, 1, MAX_HOPS),
+    fanOut: int("fanOut", 25, 1, MAX_FAN_OUT),
     direction,
     relations,
     history: params.get("history") === "1",
@@ -61,7 +89,7 @@ function controls(page, s, base) {
   const go = (change) => page.navigate(href({ ...base, hops: s.hops, fanOut: s.fanOut, direction: s.direction === "BOTH" ? "" : s.direction, relations: s.relations.join(","), history: s.history, asOf: s.asOf, ...change }));
   const number = (id, label, value, key) => h("span", { class: "control" },
     h("label", { for: id }, label),
-    h("input", { type: "number", id, min: 1, max: key === "hops" ? 6 : 200, value, onchange: (e) => go({ [key]: e.target.value }) }));
+    h("input", { type: "number", id, min: 1, max: key === "hops" ? MAX_HOPS : MAX_FAN_OUT, value, onchange: (e) => go({ [key]: e.target.value }) }));
   return h("form", { class: "controls", "aria-label": "Traversal options", onsubmit: (e) => e.preventDefault() },
     number("hops", "Hops", s.hops, "hops"),
     number("fanout", "Fan-out", s.fanOut, "fanOut"),
@@ -97,7 +125,8 @@ export async function pathsView(page, params) {
   const variables = { from: params.get("from"), to: params.get("to"), ...variablesOf(s) };
   const result = (await gql(PATHS, variables)).paths;
   page.answered(result.meta);
-  const title = `Paths from ${result.seeds[0]?.title || variables.from} to ${params.get("to")}`;
+  const target = result.nodes.find((n) => n.id === variables.to);
+  const title = `Paths from ${result.seeds[0]?.title || variables.from} to ${target?.title || variables.to}`;
   return drawing(page, result, s, variables, PATHS, { from: variables.from, to: variables.to }, title);
 }
 
@@ -156,11 +185,13 @@ function drawing(page, result, s, variables, query, base, title) {
   const edgeEls = new Map();
   const columnLabels = svg("g", { class: "columns" });
   for (let hop = 0; hop <= maxHop; hop++) {
-    const t = svg("text", { x: 20 + NODE_W / 2 + hop * COLUMN, y: 12, "text-anchor": "middle", class: "column-label" });
-    t.textContent = hop === 0 ? "seed" : `hop ${hop}`;
-    columnLabels.append(t);
+    columnLabels.append(htmlLabel(20 + hop * COLUMN, 0, NODE_W, "column-label", hop === 0 ? "seed" : `hop ${hop}`));
   }
   picture.append(columnLabels);
+  // Edge labels go above every line (no line crosses a label) and let clicks through to the
+  // edges; each edge's accessible name already says its relation.
+  const edgeLabels = svg("g", { class: "edge-labels", "aria-hidden": "true" });
+  const placed = []; // the label boxes drawn so far
   for (const e of edges.values()) {
     const a = pos.get(e.from);
     const b = pos.get(e.to);
@@ -171,33 +202,34 @@ function drawing(page, result, s, variables, query, base, title) {
     const d = `M${start.x},${start.y} C${start.x + bend},${start.y} ${end.x - (a.x === b.x ? -60 : bend)},${end.y} ${end.x},${end.y}`;
     const group = svg("g", { class: "edge", tabindex: 0, role: "button", "aria-label": `${nodes.get(e.from).title} ${e.relation} ${nodes.get(e.to).title}`, "data-record": e.record });
     group.append(svg("path", { d, class: "hit" }), svg("path", { d, class: "line", "marker-end": "url(#arrow)" }));
-    const label = svg("text", { x: (start.x + end.x) / 2, y: (start.y + end.y) / 2 - 4, "text-anchor": "middle", class: "edge-label" });
-    label.textContent = e.relation;
-    group.append(label);
+    const width = 7 * e.relation.length + 8;
+    const at = labelPlace(placed, width, [start, { x: start.x + bend, y: start.y }, { x: end.x - (a.x === b.x ? -60 : bend), y: end.y }, end]);
+    edgeLabels.append(htmlLabel(at.x - width / 2, at.y, width, "edge-label", e.relation));
+    // Under its label, a clickable area of the edge (and a box: a straight edge has no height).
+    group.append(svg("rect", { x: at.x - width / 2, y: at.y, width, height: 16, class: "hit" }));
     const open = () => showEdge(details, e, nodes);
     group.addEventListener("click", open);
     group.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); open(); } });
     edgeEls.set(edgeKey(e), group);
     picture.append(group);
   }
+  picture.append(edgeLabels);
   const chains = new Map(result.paths.map((p) => [p.nodes[p.nodes.length - 1], p]));
   for (const n of ordered) {
     const p = pos.get(n.id);
-    const group = svg("g", { class: `node hop-${n.hop}`, tabindex: 0, role: "button", "aria-label": `${n.title}, ${n.type}, hop ${n.hop}`, "data-id": n.id, transform: `translate(${p.x - NODE_W / 2},${p.y - p.h / 2})` });
-    group.append(svg("rect", { width: NODE_W, height: p.h, rx: 6 }));
-    const t = svg("text", { x: 8, y: 18, class: "title" });
-    t.textContent = n.title.length > 24 ? `${n.title.slice(0, 23)}…` : n.title;
-    const sub = svg("text", { x: 8, y: 34, class: "sub" });
-    sub.textContent = n.type;
-    group.append(t, sub);
+    const group = svg("g", { class: `node hop-${n.hop}`, tabindex: 0, role: "button", "data-id": n.id, transform: `translate(${p.x - NODE_W / 2},${p.y - p.h / 2})` });
     const notes = [];
     if (fanCut.has(n.id)) notes.push(`+${Math.max(0, fanCut.get(n.id) - s.fanOut)} not shown`);
     if (frontier.has(n.id)) notes.push("hop limit");
-    if (notes.length) {
-      const cut = svg("text", { x: 8, y: 52, class: "cut" });
-      cut.textContent = notes.join(" · ");
-      group.append(cut);
-    }
+    // The label is HTML (CSS cuts a long title with an ellipsis), so the whole title is the
+    // node's text and its accessible name starts with what is seen (WCAG 2.5.3).
+    group.setAttribute("aria-label", `${n.title} ${n.type}${notes.length ? ` ${notes.join(" · ")}` : ""}, hop ${n.hop}`);
+    const label = svg("foreignObject", { x: 0, y: 0, width: NODE_W, height: p.h });
+    label.append(h("div", { class: "label" },
+      h("span", { class: "title" }, n.title), " ",
+      h("span", { class: "sub" }, n.type),
+      notes.length ? [" ", h("span", { class: "cut" }, notes.join(" · "))] : null));
+    group.append(label);
     const focus = () => {
       picture.classList.add("focusing");
       const chain = chains.get(n.id);
@@ -267,8 +299,10 @@ async function showEdge(details, e, nodes) {
     details.append(
       h("h3", {}, "The lines"),
       ...stale,
-      h("pre", { class: "excerpt", "aria-label": `${at.path}, lines ${lines}` },
-        excerpt.lines.map((line) => h("span", { class: "line" }, h("span", { class: "number", "aria-hidden": "true" }, `${line.number} `), `${line.text}\n`))),
+      h("figure", { class: "excerpt" },
+        h("figcaption", { class: "small" }, `${at.path}, lines ${lines}`),
+        h("pre", { class: "excerpt" },
+          excerpt.lines.map((line) => h("span", { class: "line" }, h("span", { class: "number", "aria-hidden": "true" }, `${line.number} `), `${line.text}\n`)))),
     );
   } catch (error) {
     details.append(errorBox(error));

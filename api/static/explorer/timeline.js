@@ -123,7 +123,7 @@ async function pagedList(page, query, variables, tz, linkParams) {
     }
   });
   show(result, true);
-  const counts = h("p", { class: "clocks", "aria-label": "Rows by clock" }, result.clockCounts.map((c) => [badge(c.clock, c.count), " "]));
+  const counts = h("p", { class: "clocks" }, h("span", { class: "small" }, "Rows by clock: "), result.clockCounts.map((c) => [badge(c.clock, c.count), " "]));
   const zoneNote = h("p", { class: "small" }, `Times in ${result.timezone}; clock as of `, h("time", { datetime: result.asOf }, result.asOf), ` (local date ${result.localDate}).`);
   box.append(counts, zoneNote, list, counter, more);
   return box;

@@ -1,0 +1,207 @@
+"""The unchanged poll's shortcut: a tag remembered while the database keeps its version (no
+read transaction at all), and everything that must still move it: a commit by another
+process, the minute of a time query, the readable scopes. Each poll is compared with a fresh
+execution (a POST, never answered from the cache)."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from starlette.testclient import TestClient
+
+import temporal
+from api.app import create_app
+from api.polling import Answers
+from api.settings import Settings
+from tests.api.helpers import LocalClient
+from tests.api.test_polling import Clock
+
+ROOT = Path(__file__).resolve().parents[2]
+STATUS = "{ status { snapshot recordCount coverage { issueCount } } }"
+TIMELINE = (
+    '{ timeline(entity: "people/ada-lopez", timezone: "Europe/Berlin", first: 50)'
+    " { localDate entries { record { id } clock } } }"
+)
+TOKENS = {"base": "t0ken-base-reader", "people": "t0ken-people-reader"}
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock("2026-03-01T22:59:10Z")  # 23:59:10 in Berlin
+
+
+@pytest.fixture
+def watched(demo_vault: Path, tmp_path: Path, clock: Clock) -> Iterator[TestClient]:
+    """The demo copy watched (inotify): an unchanged vault costs its freshness check nothing."""
+    settings = Settings.build(vault=demo_vault, state=tmp_path / "state.db", watch="on")
+    app = create_app(settings, clock=clock)
+    assert app.state.services.watch_mode == "inotify"
+    with LocalClient(app) as client:
+        yield client
+
+
+def _poll(client: TestClient, query: str, tag: str | None = None, **headers: str) -> Any:
+    if tag is not None:
+        headers["If-None-Match"] = tag
+    return client.get("/graphql", params={"query": query}, headers=headers)
+
+
+def _fresh(client: TestClient, query: str, **headers: str) -> Any:
+    return client.post("/graphql", json={"query": query}, headers=headers).json()
+
+
+def _worked_out(client: TestClient) -> int:
+    return int(client.app.state.graphql.answers.worked_out)  # type: ignore[attr-defined]
+
+
+def test_an_unchanged_poll_reads_no_tag_from_the_database(watched: TestClient) -> None:
+    first = _poll(watched, STATUS)
+    tag = first.headers["etag"]
+    assert _worked_out(watched) == 1
+    for _ in range(3):
+        assert _poll(watched, STATUS, tag).status_code == 304
+        again = _poll(watched, STATUS)
+        assert again.headers["etag"] == tag and again.json() == first.json()
+    assert _worked_out(watched) == 1  # remembered: no read transaction
+    assert first.json() == _fresh(watched, STATUS)
+
+
+def test_a_commit_by_another_process_moves_the_tag(
+    watched: TestClient, demo_vault: Path, tmp_path: Path
+) -> None:
+    """Another process reconciles another copy of the vault into the same state file: this
+    server's watcher saw nothing, and its next poll still has the new tag and answer."""
+    tag = _poll(watched, STATUS).headers["etag"]
+    assert _poll(watched, STATUS, tag).status_code == 304
+    other = tmp_path / "other"
+    shutil.copytree(demo_vault, other)
+    (other / "people" / "zora-new.md").write_text("---\ntype: person\n---\nZora.\n", "utf-8")
+    state = str(tmp_path / "state.db")
+    subprocess.run(
+        [sys.executable, "-m", "api", "reconcile", "--vault", str(other), "--state", state],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    polled = _poll(watched, STATUS, tag)
+    assert polled.status_code == 200 and polled.headers["etag"] != tag
+    assert polled.json() == _fresh(watched, STATUS)
+    assert polled.json()["data"]["status"]["recordCount"] == 89  # the other copy's note too
+
+
+def test_a_time_querys_tag_moves_with_the_minute_and_midnight(
+    watched: TestClient, clock: Clock
+) -> None:
+    tag = _poll(watched, TIMELINE).headers["etag"]
+    status_tag = _poll(watched, STATUS).headers["etag"]
+    clock.us += 40 * 1_000_000  # 23:59:50: the same minute
+    assert _poll(watched, TIMELINE, tag).status_code == 304
+    worked_out = _worked_out(watched)
+    clock.us += 15 * 1_000_000  # 00:00:05 in Berlin: a new minute, a new local day
+    polled = _poll(watched, TIMELINE, tag)
+    assert polled.status_code == 200 and polled.headers["etag"] != tag
+    assert polled.json() == _fresh(watched, TIMELINE)
+    assert polled.json()["data"]["timeline"]["localDate"] == "2026-03-02"
+    # A document that reads no clock keeps its tag, and its shortcut, across the minute.
+    assert _poll(watched, STATUS, status_tag).status_code == 304
+    assert _worked_out(watched) == worked_out + 1
+
+
+def test_tokens_with_other_scopes_never_share_a_tag(demo_vault: Path, tmp_path: Path) -> None:
+    config = tmp_path / "almanac.toml"
+    grants = {"base": '["default"]', "people": '["default", "people"]'}
+    config.write_text(
+        '[scopes]\npeople = "people/"\n'
+        + "".join(
+            f'\n[[tokens]]\nsha256 = "{hashlib.sha256(TOKENS[name].encode()).hexdigest()}"\n'
+            f"scopes = {grants[name]}\n"
+            for name in TOKENS
+        ),
+        "utf-8",
+    )
+    settings = Settings.build(
+        vault=demo_vault, state=tmp_path / "state.db", config=config, watch="on"
+    )
+    with LocalClient(create_app(settings)) as client:
+        auth = {name: {"Authorization": f"Bearer {TOKENS[name]}"} for name in TOKENS}
+        base = _poll(client, STATUS, **auth["base"])
+        people = _poll(client, STATUS, base.headers["etag"], **auth["people"])
+        assert people.status_code == 200 and people.headers["etag"] != base.headers["etag"]
+        assert people.json() == _fresh(client, STATUS, **auth["people"])
+        assert base.json() == _fresh(client, STATUS, **auth["base"])
+        assert people.json() != base.json()
+        again = _poll(client, STATUS, people.headers["etag"], **auth["base"])
+        assert again.status_code == 200 and again.headers["etag"] == base.headers["etag"]
+
+
+def test_a_refused_query_string_stays_refused(watched: TestClient) -> None:
+    """Query strings that passed are remembered (a poll repeats one); a refused one is not.
+    Variables nested too deep: refused by the guard alone (GraphQL would ignore them)."""
+    params = {"query": STATUS, "variables": '{"a": ' + "[" * 70 + "]" * 70 + "}"}
+    for _ in range(2):
+        answer = watched.get("/graphql", params=params)
+        assert answer.status_code == 400, answer.text
+    assert _poll(watched, STATUS).status_code == 200
+
+
+def test_request_metrics_count_every_poll_in_cumulative_buckets(watched: TestClient) -> None:
+    tag = _poll(watched, STATUS).headers["etag"]
+    for _ in range(4):
+        _poll(watched, STATUS, tag)
+    samples = {
+        (sample.name, sample.labels.get("code"), sample.labels.get("le")): sample.value
+        for family in text_string_to_metric_families(watched.get("/metrics").text)
+        for sample in family.samples
+        if sample.labels.get("operation") == "status" or family.name == "almanac_cache_hits"
+    }
+    assert samples[("almanac_requests_total", "200", None)] == 1
+    assert samples[("almanac_requests_total", "304", None)] == 4
+    assert samples[("almanac_cache_hits_total", None, None)] == 4
+    buckets = [v for (name, _, le), v in samples.items() if name.endswith("_bucket")]
+    assert buckets == sorted(buckets) and len(buckets) == 15  # cumulative, +Inf last
+    assert buckets[-1] == samples[("almanac_request_duration_seconds_count", None, None)] == 5
+    assert samples[("almanac_request_duration_seconds_sum", None, None)] > 0
+
+
+def test_remembered_tags_are_bounded_by_bytes(tmp_path: Path) -> None:
+    store = temporal.Store.open(tmp_path / "state.db")
+    answers = Answers(schema_id="s", max_bytes=1 << 20)
+    try:
+        with store.read() as reader:
+            for n in range(6000):
+                query_string = f"query=%7B+status+%7B+recordCount+%7D+%7D&n={n}".encode()
+                params = {"query": "{ status { recordCount } }"}
+                known = answers.work_out(
+                    reader,
+                    query_string,
+                    params,
+                    scopes=("default",),
+                    snapshot="s",
+                    clock_us=0,
+                    version=1,
+                )
+                assert known is not None
+                assert answers.known(query_string, ("default",), version=1, clock_us=0) == known
+        assert answers.worked_out == 6000
+        remembered = sum(
+            answers.known(
+                f"query=%7B+status+%7B+recordCount+%7D+%7D&n={n}".encode(),
+                ("default",),
+                version=1,
+                clock_us=0,
+            )
+            is not None
+            for n in range(6000)
+        )
+        assert 1000 < remembered < 6000  # the oldest went; the newest stay
+        assert answers.known(query_string, ("default",), version=2, clock_us=0) is None
+    finally:
+        store.close()
