@@ -31,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -182,11 +183,21 @@ def run(
             stderr=subprocess.STDOUT,
             env=env,
         )
+
+        def ready() -> bool:
+            """Whether every worker said its graph is ready (one worker: /healthz is enough).
+            Read with `pread`: the server shares this file's offset."""
+            if workers == 1 or floor is not None:
+                return True
+            text = os.pread(log.fileno(), 1 << 20, 0).decode("utf-8", "replace")
+            return text.count(" ready: RSS ") >= workers
+
         try:
             return _drive(
                 base,
                 server.pid,
                 vault,
+                ready=ready,
                 clients=clients,
                 seconds=seconds,
                 warmup=warmup,
@@ -206,6 +217,7 @@ def _drive(
     seconds: float,
     warmup: float,
     hubs_every: int,
+    ready: Callable[[], bool],
 ) -> dict[str, Any]:
     started = time.monotonic()
     while True:
@@ -217,6 +229,12 @@ def _drive(
         if time.monotonic() - started > 300:
             raise RuntimeError("server did not start")
     startup_s = time.monotonic() - started
+    # Keep-alive clients stay with the worker that accepted them: connect once every worker
+    # is ready, or a worker still loading its graph gets none of them for the whole run.
+    while not ready():
+        if time.monotonic() - started > 300:
+            raise RuntimeError("the workers did not all get ready")
+        time.sleep(0.1)
     with httpx.Client(base_url=base, timeout=30) as client:
         found = client.post("/graphql", json={"query": PEOPLE}).json()
         people = found["data"]["records"]["nodes"]
