@@ -23,7 +23,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any
 
 import networkx as nx
 
@@ -41,11 +41,21 @@ from graph.view import (
     adjacency_of,
     patched_adjacency,
 )
-from temporal import EdgeRow, NodeRow, Reader, ReconcileResult, RecordRef, Store
+from temporal import (
+    EdgeRow,
+    NodeRow,
+    Paths,
+    Reader,
+    ReconcileResult,
+    RecordRef,
+    Store,
+    discard_path,
+    paths_of,
+    put_path,
+)
 
 __all__ = ["Projection"]
 
-K = TypeVar("K")
 
 # Every node's and edge's attribute dict: an edge's key (`Edge`) carries relation, evidence,
 # locator and validity, and a node's record is in the projection's `_live`, so none has
@@ -130,12 +140,12 @@ class Projection:
     def __init__(self) -> None:
         self.graphs: dict[str, nx.MultiDiGraph[str]] = {}
         self._notes: dict[str, NodeRow] = {}  # path -> valid note
-        # One path, or a set of several (rare; see `_Paths`): id -> note paths.
-        self._paths_by_id: dict[str, _Paths] = {}
+        # One path, or a set of several (rare; see `Paths`): id -> note paths.
+        self._paths_by_id: dict[str, Paths] = {}
         self._live: dict[tuple[str, str], Node] = {}  # (scope, id) -> eligible record
         self._rows: dict[str, tuple[Edge, ...]] = {}  # evidence path -> every edge row
         self._scope_of: dict[str, str] = {}  # evidence path -> scope
-        self._incident: dict[tuple[str, str], _Paths] = {}  # (scope, id) -> evidence paths
+        self._incident: dict[tuple[str, str], Paths] = {}  # (scope, id) -> evidence paths
         # evidence path -> its edges in the graph (a tuple: a set of a few is 3-4 times larger)
         self._in_graph: dict[str, tuple[Edge, ...]] = {}
         self.view = ProjectionView(MappingProxyType({}), 0)
@@ -190,7 +200,7 @@ class Projection:
         rewritten = set(result.resolved_paths) | set(result.changed_paths)
         touched_paths = set(rewritten)
         for rid in result.affected_ids:
-            touched_paths.update(_members(self._paths_by_id.get(rid)))
+            touched_paths.update(paths_of(self._paths_by_id.get(rid)))
         keys = {
             (self._notes[p].scope, self._notes[p].id) for p in touched_paths if p in self._notes
         }
@@ -252,7 +262,7 @@ class Projection:
                 changed_nodes.add(key)
         evidence = set(rewritten)
         for scope, rid in changed_nodes:
-            evidence.update(_members(self._incident.get((scope, rid))))
+            evidence.update(paths_of(self._incident.get((scope, rid))))
             old = self._live.get((scope, rid))
             if old is not None:
                 evidence.add(old.path)
@@ -360,16 +370,16 @@ class Projection:
 
     def _remember_note(self, row: NodeRow) -> None:
         self._notes[row.path] = row
-        _put(self._paths_by_id, row.id, row.path)
+        put_path(self._paths_by_id, row.id, row.path)
 
     def _forget_note(self, path: str) -> None:
         row = self._notes.pop(path, None)
         if row is not None:
-            _discard(self._paths_by_id, row.id, path)
+            discard_path(self._paths_by_id, row.id, path)
 
     def _eligible(self, key: tuple[str, str]) -> Node | None:
         scope, rid = key
-        for path in sorted(_members(self._paths_by_id.get(rid))):
+        for path in sorted(paths_of(self._paths_by_id.get(rid))):
             row = self._notes[path]
             if row.scope == scope and row.eligible:
                 ref = RecordRef(row.id, row.kind, row.type, row.title)
@@ -389,13 +399,13 @@ class Projection:
         edges = [previous.get(edge, edge) for edge in edges]
         for edge in self._rows.pop(path, ()):
             for end in (edge.src, edge.dst):
-                _discard(self._incident, (scope, end), path)
+                discard_path(self._incident, (scope, end), path)
         if not edges:
             return
         self._rows[path] = tuple(edges)
         for edge in edges:
             for end in (edge.src, edge.dst):
-                _put(self._incident, (scope, end), path)
+                put_path(self._incident, (scope, end), path)
 
     def _is_live(self, scope: str, edge: Edge) -> bool:
         evidence = self._live.get((scope, edge.evidence))
@@ -405,38 +415,6 @@ class Projection:
             and (scope, edge.src) in self._live
             and (scope, edge.dst) in self._live
         )
-
-
-# The paths under one key of `_paths_by_id` and `_incident`: one path, or a set when several
-# share the key. Most keys have one, and a set of one costs 216 bytes (~40 MB at 100,000 notes).
-_Paths = str | set[str]
-
-
-def _put(index: dict[K, _Paths], key: K, path: str) -> None:
-    found = index.get(key)
-    if found is None:
-        index[key] = path
-    elif isinstance(found, str):
-        if found != path:
-            index[key] = {found, path}
-    else:
-        found.add(path)
-
-
-def _discard(index: dict[K, _Paths], key: K, path: str) -> None:
-    found = index.get(key)
-    if found == path:
-        del index[key]
-    elif isinstance(found, set):
-        found.discard(path)
-        if len(found) == 1:
-            index[key] = found.pop()
-
-
-def _members(found: _Paths | None) -> tuple[str, ...] | set[str]:
-    if found is None:
-        return ()
-    return (found,) if isinstance(found, str) else found
 
 
 def _same_or(stored: tuple[Edge, ...], live: set[Edge]) -> tuple[Edge, ...]:

@@ -50,10 +50,14 @@ from temporal.queries import (
     timeline,
 )
 from temporal.reconcile import (
+    Paths,
     Reconciler,
     ReconcileResult,
     VaultConfig,
     WriterLock,
+    discard_path,
+    paths_of,
+    put_path,
     snapshot_id,
 )
 from temporal.records import (
@@ -101,6 +105,7 @@ __all__ = [
     "NameRule",
     "NodeRow",
     "Occurrence",
+    "Paths",
     "Reader",
     "ReconcileResult",
     "Reconciler",
@@ -127,6 +132,7 @@ __all__ = [
     "chronicle_since",
     "commit_stamp",
     "commits",
+    "discard_path",
     "edge_rows",
     "format_instant",
     "from_datetime",
@@ -140,6 +146,8 @@ __all__ = [
     "occurrences",
     "parse_local_date",
     "parse_query_bound",
+    "paths_of",
+    "put_path",
     "search_records",
     "snapshot_id",
     "sqlite_error",

@@ -5,17 +5,28 @@ from __future__ import annotations
 from temporal.reconcile.changeset import snapshot_id
 from temporal.reconcile.dates import note_dates
 from temporal.reconcile.follow import Followed, WriterLock
-from temporal.reconcile.names import NameIndex, Resolution
+from temporal.reconcile.names import (
+    NameIndex,
+    Paths,
+    Resolution,
+    discard_path,
+    paths_of,
+    put_path,
+)
 from temporal.reconcile.reconciler import Reconciler, ReconcileResult, VaultConfig
 
 __all__ = [
     "Followed",
     "NameIndex",
+    "Paths",
     "ReconcileResult",
     "Reconciler",
     "Resolution",
     "VaultConfig",
     "WriterLock",
+    "discard_path",
     "note_dates",
+    "paths_of",
+    "put_path",
     "snapshot_id",
 ]

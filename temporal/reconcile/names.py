@@ -4,6 +4,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
+from typing import TypeVar
 
 from temporal.store import (
     LINK_RULES,
@@ -14,9 +15,12 @@ from temporal.store import (
     slug_suffixes,
 )
 
-__all__ = ["NameIndex", "Resolution"]
+__all__ = ["NameIndex", "Paths", "Resolution", "discard_path", "paths_of", "put_path"]
 
-_Paths = str | set[str]
+# The paths under one key of an index: one path, or a set when several share the key. Most keys
+# have one, and a set of one costs 216 bytes (~40 MB at 100,000 notes).
+Paths = str | set[str]
+K = TypeVar("K")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,11 +48,11 @@ class NameIndex:
     def __init__(self) -> None:
         self.scope: dict[str, str] = {}
         # Key -> one path, or a set of paths when several share the key (rare): no set per note.
-        self._by_id: dict[str, _Paths] = {}
-        self._by_slug: dict[str, _Paths] = {}
-        self._by_file: dict[str, _Paths] = {}
-        self._by_name: dict[str, _Paths] = {}
-        self._by_fold: dict[str, _Paths] = {}
+        self._by_id: dict[str, Paths] = {}
+        self._by_slug: dict[str, Paths] = {}
+        self._by_file: dict[str, Paths] = {}
+        self._by_name: dict[str, Paths] = {}
+        self._by_fold: dict[str, Paths] = {}
         self._by_rule = {
             NameRule.ID: self._by_id,
             NameRule.SLUG: self._by_slug,
@@ -72,12 +76,12 @@ class NameIndex:
         self.scope[path] = scope
         self._slug[path] = slug
         self._keys[path] = (id, norms)
-        _put(self._by_id, id, path)
-        _put(self._by_fold, _fold(id), path)
-        _put(self._by_slug, slug, path)
-        _put(self._by_file, _file_name(slug), path)
+        put_path(self._by_id, id, path)
+        put_path(self._by_fold, _fold(id), path)
+        put_path(self._by_slug, slug, path)
+        put_path(self._by_file, _file_name(slug), path)
         for norm in norms:
-            _put(self._by_name, norm, path)
+            put_path(self._by_name, norm, path)
 
     def remove(self, path: str) -> None:
         """Forget one note (no-op when absent)."""
@@ -86,12 +90,12 @@ class NameIndex:
         note_id, norms = self._keys.pop(path)
         slug = self._slug.pop(path)
         del self.scope[path]
-        _discard(self._by_id, note_id, path)
-        _discard(self._by_fold, _fold(note_id), path)
-        _discard(self._by_slug, slug, path)
-        _discard(self._by_file, _file_name(slug), path)
+        discard_path(self._by_id, note_id, path)
+        discard_path(self._by_fold, _fold(note_id), path)
+        discard_path(self._by_slug, slug, path)
+        discard_path(self._by_file, _file_name(slug), path)
         for norm in norms:
-            _discard(self._by_name, norm, path)
+            discard_path(self._by_name, norm, path)
 
     def keys(self, path: str) -> tuple[set[str], set[str]]:
         """The lower-case and normalised keys under which targets may reach `path`."""
@@ -103,14 +107,14 @@ class NameIndex:
 
     def paths_with_id(self, note_id: str) -> set[str]:
         """Every usable note that carries `note_id`."""
-        return _members(self._by_id.get(note_id))
+        return set(paths_of(self._by_id.get(note_id)))
 
     def case_twins(self, note_id: str) -> set[str]:
         """Usable notes whose id differs from `note_id` only by case or normalisation."""
         found = self._by_fold.get(_fold(note_id))
         if isinstance(found, str):  # one note, most likely the one asking
             return set() if self._keys[found][0] == note_id else {found}
-        return {p for p in _members(found) if self._keys[p][0] != note_id}
+        return {p for p in paths_of(found) if self._keys[p][0] != note_id}
 
     def resolve(self, target: str, *, kind: str, scope: str) -> Resolution | list[str]:
         """Resolve a link or reference target written in a note of `scope`.
@@ -131,7 +135,7 @@ class NameIndex:
         local = [p for p in paths if self._slug[p].rpartition("/")[0] == folder]
         return Resolution("resolved", local[0]) if len(local) == 1 else Resolution("ambiguous")
 
-    def _in_scope(self, paths: _Paths | None, scope: str) -> list[str]:
+    def _in_scope(self, paths: Paths | None, scope: str) -> list[str]:
         if paths is None:
             return []
         if isinstance(paths, str):
@@ -157,7 +161,8 @@ def _fold(note_id: str) -> str:
     return unicodedata.normalize("NFKC", note_id).casefold()
 
 
-def _put(index: dict[str, _Paths], key: str, path: str) -> None:
+def put_path(index: dict[K, Paths], key: K, path: str) -> None:
+    """Add `path` under `key`."""
     found = index.get(key)
     if found is None:
         index[key] = path
@@ -168,13 +173,8 @@ def _put(index: dict[str, _Paths], key: str, path: str) -> None:
         found.add(path)
 
 
-def _members(found: _Paths | None) -> set[str]:
-    if found is None:
-        return set()
-    return {found} if isinstance(found, str) else set(found)
-
-
-def _discard(index: dict[str, _Paths], key: str, path: str) -> None:
+def discard_path(index: dict[K, Paths], key: K, path: str) -> None:
+    """Remove `path` from under `key`, if there."""
     found = index.get(key)
     if found == path:
         del index[key]
@@ -182,3 +182,10 @@ def _discard(index: dict[str, _Paths], key: str, path: str) -> None:
         found.discard(path)
         if len(found) == 1:
             index[key] = found.pop()
+
+
+def paths_of(found: Paths | None) -> tuple[str, ...] | set[str]:
+    """The paths of one key's entry (the index's own set: not to be changed)."""
+    if found is None:
+        return ()
+    return (found,) if isinstance(found, str) else found
