@@ -96,7 +96,13 @@ def _serve(args: argparse.Namespace) -> int:
 
     from api.app import create_app
     from api.context import is_loopback
-    from api.workers import GRACE_SECONDS, log_requests_as_json, serve_workers, worker_count
+    from api.workers import (
+        announce,
+        log_requests_as_json,
+        serve_workers,
+        server_options,
+        worker_count,
+    )
 
     settings = _settings(args, watch="off" if args.no_watch else args.watch)
     if not settings.tokens and not is_loopback(args.host):
@@ -112,25 +118,9 @@ def _serve(args: argparse.Namespace) -> int:
     # server: out of the collector's sight, or each full collection walks it (seconds at
     # 100,000 notes). The graph is frozen too once loaded (`Services`).
     gc.freeze()
-    services = app.state.services
-    if services.watch_mode == "inotify":
-        print(f"Watching {settings.vault} for changes (inotify)", file=sys.stderr)
-    else:
-        why = settings.watch_reason or "the file watcher is unavailable"
-        print(f"Scanning {settings.vault} on every query: {why}", file=sys.stderr)
-    print(f"State database: {settings.db_path}", file=sys.stderr)
-    base = f"http://{args.host}:{args.port}"
-    print(f"Serving {settings.vault}: open {base}/ (GraphQL at {base}/graphql)", file=sys.stderr)
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level="info",
-        access_log=not log_json,  # the JSON lines say it all
-        ws="websockets-sansio",
-        ws_max_size=settings.limits.max_body_bytes,  # a client's message, as a request body
-        timeout_graceful_shutdown=GRACE_SECONDS,
-    )
+    watching = app.state.services.watch_mode == "inotify"
+    announce(settings, args.host, args.port, watching=watching, workers=1)
+    uvicorn.run(app, host=args.host, port=args.port, **server_options(settings, log_json=log_json))
     return 0
 
 

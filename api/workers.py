@@ -18,6 +18,7 @@ import os
 import socket
 import sys
 import threading
+from typing import Any
 
 from starlette.applications import Starlette
 
@@ -30,9 +31,11 @@ from vault import StartupError
 __all__ = [
     "GRACE_SECONDS",
     "MAX_WORKERS",
+    "announce",
     "listening_socket",
     "log_requests_as_json",
     "serve_workers",
+    "server_options",
     "worker_app",
     "worker_count",
 ]
@@ -78,35 +81,48 @@ def serve_workers(settings: Settings, args: argparse.Namespace, workers: int) ->
             _LOG_FORMAT: args.log_format,
         }
     )
-    if settings.watch:
-        print(f"Watching {settings.vault} for changes (inotify, each worker)", file=sys.stderr)
-    else:
-        why = settings.watch_reason or "the file watcher is unavailable"
-        print(f"Scanning {settings.vault} on every query: {why}", file=sys.stderr)
-    print(f"State database: {settings.db_path}", file=sys.stderr)
-    base = f"http://{args.host}:{args.port}"
-    print(
-        f"Serving {settings.vault} with {workers} workers: open {base}/"
-        f" (GraphQL at {base}/graphql)",
-        file=sys.stderr,
-    )
+    announce(settings, args.host, args.port, watching=settings.watch, workers=workers)
     config = uvicorn.Config(
         "api.workers:worker_app",
         factory=True,
         workers=workers,
         host=args.host,
         port=args.port,
-        log_level="info",
-        access_log=args.log_format != "json",
-        ws="websockets-sansio",
-        ws_max_size=settings.limits.max_body_bytes,
-        timeout_graceful_shutdown=GRACE_SECONDS,
+        **server_options(settings, log_json=args.log_format == "json"),
     )
     # What `uvicorn.run` does for workers, but with a socket of our own: uvicorn's is made
     # without naming TCP, so asyncio never sets TCP_NODELAY on the connections it accepts, and
     # a keep-alive client then waits out the peer's delayed ACK (~40 ms) on every request.
     Multiprocess(config, sockets=[listening_socket(args.host, args.port)]).run()
     return 0
+
+
+def announce(settings: Settings, host: str, port: int, *, watching: bool, workers: int) -> None:
+    """The start-up lines on stderr: how changes are found, the state file, where to go."""
+    if watching:
+        each = ", each worker" if workers > 1 else ""
+        print(f"Watching {settings.vault} for changes (inotify{each})", file=sys.stderr)
+    else:
+        why = settings.watch_reason or "the file watcher is unavailable"
+        print(f"Scanning {settings.vault} on every query: {why}", file=sys.stderr)
+    print(f"State database: {settings.db_path}", file=sys.stderr)
+    base = f"http://{host}:{port}"
+    served = f" with {workers} workers" if workers > 1 else ""
+    print(
+        f"Serving {settings.vault}{served}: open {base}/ (GraphQL at {base}/graphql)",
+        file=sys.stderr,
+    )
+
+
+def server_options(settings: Settings, *, log_json: bool) -> dict[str, Any]:
+    """uvicorn's options for `almanac serve`, one worker or several."""
+    return {
+        "log_level": "info",
+        "access_log": not log_json,  # the JSON lines say it all
+        "ws": "websockets-sansio",
+        "ws_max_size": settings.limits.max_body_bytes,  # a client's message, as a request body
+        "timeout_graceful_shutdown": GRACE_SECONDS,
+    }
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
