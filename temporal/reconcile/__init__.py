@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from temporal.reconcile.changeset import snapshot_id
 from temporal.reconcile.dates import note_dates
-from temporal.reconcile.follow import Followed, WriterLock
+from temporal.reconcile.follow import Followed, ReconcileResult, WriterLock
 from temporal.reconcile.names import (
     NameIndex,
     Paths,
@@ -13,7 +13,7 @@ from temporal.reconcile.names import (
     paths_of,
     put_path,
 )
-from temporal.reconcile.reconciler import Reconciler, ReconcileResult, VaultConfig
+from temporal.reconcile.reconciler import Reconciler, VaultConfig
 
 __all__ = [
     "Followed",

@@ -40,7 +40,7 @@ from temporal.store import PROJECTION_TABLES, Store
 from vault import IndexUnavailable, Issue, NoteFile
 from vault.batch import Outcome, read_and_parse, read_in_workers
 
-__all__ = ["ReconcileResult", "Reconciler", "VaultConfig"]
+__all__ = ["Reconciler", "VaultConfig"]
 
 _BULK = 2000  # parsed notes above which a reconcile rebuilds the secondary indexes once
 _PARALLEL = 5_000  # files to read from which a worker process reads and parses some of them
