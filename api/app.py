@@ -17,11 +17,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute, request_response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.context import is_loopback, scopes_for_token
+from api.context import CONTEXT, is_loopback, scopes_for_token
 from api.errors import PayloadTooLarge, UnsupportedMediaType, error_response
 from api.explorer import GraphQLDoor, Pages
 from api.live import Feed
-from api.metrics import Metrics, RequestLog
+from api.metrics import Metrics, RequestLines, RequestLog
 from api.polling import Answers
 from api.schema import build_schema
 from api.services import Services, now_us
@@ -42,7 +42,7 @@ def create_app(
     settings: Settings,
     *,
     graph: bool = True,
-    log_json: bool = False,
+    request_log: str | None = None,
     clock: Callable[[], int] = now_us,
     on_warm: Callable[[str], None] | None = None,
 ) -> Starlette:
@@ -51,9 +51,9 @@ def create_app(
 
     The store is opened and reconciled before the first request; with `graph`, the graph
     projection is loaded in the background from then on (`Services.open`), else built on the
-    first request that traverses. With `log_json`, one JSON line per request on the
-    `almanac.requests` logger. `clock` stamps each request (UTC microseconds; tests pass their
-    own to cross a midnight).
+    first request that traverses. With `request_log` (`text` or `json`), one line per request
+    on the `almanac.requests` logger (`RequestLines`). `clock` stamps each request (UTC
+    microseconds; tests pass their own to cross a midnight).
     """
     services = Services.open(settings, now_us=now_us(), graph=graph, on_warm=on_warm)
     schema = build_schema(settings.limits, introspection=settings.introspection)
@@ -72,6 +72,7 @@ def create_app(
         clock=clock,
     )
     metrics = Metrics(services, feed)
+    lines = RequestLines(json_lines=request_log == "json") if request_log else None
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -85,6 +86,8 @@ def create_app(
             yield
         finally:
             await feed.stop()
+            if lines is not None:
+                lines.flush()
             schema.shutdown()  # no operation runs on past the store
             services.close()
 
@@ -104,7 +107,8 @@ def create_app(
         ],
         middleware=[
             Middleware(_Abortable),
-            Middleware(RequestLog, metrics=metrics, json_lines=log_json),
+            Middleware(RequestLog, metrics=metrics, lines=lines),
+            Middleware(_Unchanged, guard=guard, view=graphql),
         ],
         lifespan=lifespan,
     )
@@ -170,18 +174,8 @@ class Guard:
         Raises:
             AlmanacError: the first check it fails, answered with the class's status and code.
         """
-        headers = _site_headers(scope, tokens=bool(self.services.settings.tokens))
-        client = scope.get("client")
-        scope["almanac.scopes"] = scopes_for_token(
-            self.services, headers.get("authorization"), client[0] if client else None
-        )
+        headers = self.check(scope)
         if scope["method"] == "GET":
-            query_string = scope.get("query_string", b"")
-            if query_string not in self._passed:
-                if len(query_string) > self.limits.max_body_bytes:
-                    raise PayloadTooLarge("Query string too large")
-                _check_query_params(query_string, self.limits.max_json_depth)
-                self._pass(query_string)
             return receive
         kind = headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != "application/json":
@@ -198,6 +192,27 @@ class Guard:
             return {"type": "http.request", "body": body, "more_body": False}
 
         return replay
+
+    def check(self, scope: Scope) -> dict[str, str]:
+        """An HTTP request's headers once it passes the host, site and credential checks (its
+        readable scopes put in `scope`) and, for a GET, the checks of its query string.
+
+        Raises:
+            AlmanacError: the first check it fails.
+        """
+        headers = _site_headers(scope, tokens=bool(self.services.settings.tokens))
+        client = scope.get("client")
+        scope["almanac.scopes"] = scopes_for_token(
+            self.services, headers.get("authorization"), client[0] if client else None
+        )
+        if scope["method"] == "GET":
+            query_string = scope.get("query_string", b"")
+            if query_string not in self._passed:
+                if len(query_string) > self.limits.max_body_bytes:
+                    raise PayloadTooLarge("Query string too large")
+                _check_query_params(query_string, self.limits.max_json_depth)
+                self._pass(query_string)
+        return headers
 
     def _pass(self, query_string: bytes) -> None:
         """Remember a query string that passed (the most recent, at most `_PASSED_BYTES`)."""
@@ -221,6 +236,35 @@ def check_body(body: bytes, limits: Limits) -> None:
     if len(body) > limits.max_body_bytes:
         raise PayloadTooLarge(f"Request body larger than {limits.max_body_bytes} bytes")
     _check_json(body, limits.max_json_depth)
+
+
+class _Unchanged:
+    """Before routing: a `GET /graphql` that passes the guard's checks and whose answer has
+    not changed since its tag was worked out is answered at once (`304`, or the kept answer:
+    `AlmanacGraphQL.answer_unchanged`). Everything else goes the whole way, refusals too (the
+    guard refuses them there, as it does every request)."""
+
+    def __init__(self, app: ASGIApp, *, guard: Guard, view: AlmanacGraphQL) -> None:
+        self.app = app
+        self.guard = guard
+        self.view = view
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/graphql":
+            try:
+                self.guard.check(scope)
+            except AlmanacError:
+                pass
+            else:
+                response = await self.view.answer_unchanged(scope)
+                # Closed here; the request log reads what it says of the answer.
+                context = scope[CONTEXT] if response is not None else scope.pop(CONTEXT, None)
+                if context is not None:
+                    context.close()
+                if response is not None:
+                    await response(scope, receive, send)
+                    return
+        await self.app(scope, receive, send)
 
 
 class _Abortable:

@@ -62,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
         "--log-format",
         choices=("text", "json"),
         default="text",
-        help="text: uvicorn's access log; json: one JSON line per request on stderr",
+        help="one line per request on stderr: text (client, request, status, operation,"
+        " duration, cache, request id) or json (an object with those and the snapshot)",
     )
     serve.set_defaults(run=_serve)
 
@@ -96,13 +97,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     from api.app import create_app
     from api.context import is_loopback
-    from api.workers import (
-        announce,
-        log_requests_as_json,
-        serve_workers,
-        server_options,
-        worker_count,
-    )
+    from api.metrics import log_requests
+    from api.workers import announce, serve_workers, server_options, worker_count
 
     settings = _settings(args, watch="off" if args.no_watch else args.watch)
     if not settings.tokens and not is_loopback(args.host):
@@ -110,17 +106,15 @@ def _serve(args: argparse.Namespace) -> int:
     workers = worker_count(args.workers if args.workers is not None else _env_workers())
     if workers > 1:
         return serve_workers(settings, args, workers)
-    log_json = args.log_format == "json"
-    if log_json:
-        log_requests_as_json()
-    app = create_app(settings, log_json=log_json)
+    log_requests()
+    app = create_app(settings, request_log=args.log_format)
     # What start-up made (the reconciler's memory: millions of objects) lives as long as the
     # server: out of the collector's sight, or each full collection walks it (seconds at
     # 100,000 notes). The graph is frozen too once loaded (`Services`).
     gc.freeze()
     watching = app.state.services.watch_mode == "inotify"
     announce(settings, args.host, args.port, watching=watching, workers=1)
-    uvicorn.run(app, host=args.host, port=args.port, **server_options(settings, log_json=log_json))
+    uvicorn.run(app, host=args.host, port=args.port, **server_options(settings))
     return 0
 
 

@@ -9,6 +9,7 @@ cannot grow the set of series.
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import itertools
 import json
@@ -39,7 +40,7 @@ from api.context import CONTEXT, readable_scopes
 from api.live import Feed
 from api.services import Services, now_us
 
-__all__ = ["Metrics", "RequestLog", "process_memory"]
+__all__ = ["Metrics", "RequestLines", "RequestLog", "log_requests", "process_memory"]
 
 log = logging.getLogger("almanac.requests")
 
@@ -188,13 +189,15 @@ class _Requests:
 
 class RequestLog:
     """ASGI middleware: an `X-Request-Id` on every HTTP answer (the client's, when it is a
-    short token, else a new one), the request metrics, and with `json` one JSON log line per
-    request: time, request id, operation, duration, status, snapshot, cache."""
+    short token, else a new one), the request metrics, and one log line per request in
+    `lines` (`RequestLines`), when given."""
 
-    def __init__(self, app: ASGIApp, *, metrics: Metrics, json_lines: bool) -> None:
+    def __init__(
+        self, app: ASGIApp, *, metrics: Metrics, lines: RequestLines | None = None
+    ) -> None:
         self.app = app
         self.metrics = metrics
-        self.json_lines = json_lines
+        self.lines = lines
         # A made request id: this process's random prefix and a count (unique across workers,
         # without a random draw per request).
         self._prefix = secrets.token_hex(8)
@@ -229,8 +232,94 @@ class RequestLog:
             operation = _label(scope, context)
             cache = getattr(context, "cache", "none")
             self.metrics.count(operation, status, seconds, hit=cache == "hit")
-            if self.json_lines:
-                log.info(_line(request_id, operation, seconds, status, context, cache))
+            if self.lines is not None:
+                self.lines.add(scope, request_id, operation, seconds, status, context, cache)
+
+
+class RequestLines:
+    """One line per request on the `almanac.requests` logger, as text (the client, method,
+    path without its query string, status, operation, duration, cache, request id) or as a
+    JSON object (`json`: time, request id, operation, duration, status, snapshot, cache).
+
+    Lines are handed to the logger in batches, one record of several lines at most every
+    `interval` seconds (or at `max_lines`), and all at once by `flush` (at shutdown): a
+    logging record costs ~15 µs, a line ~1 µs as text and ~6 µs as JSON, where a poll
+    answered `304` costs ~100 µs in all. A line appears at most `interval` late; a process
+    killed outright loses at most that much."""
+
+    def __init__(self, *, json_lines: bool, interval: float = 0.2, max_lines: int = 1000) -> None:
+        self.json_lines = json_lines
+        self.interval = interval
+        self.max_lines = max_lines
+        self._pending: list[str] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._second = -1
+        self._second_text = ""
+
+    def add(
+        self,
+        scope: Scope,
+        request_id: str,
+        operation: str,
+        seconds: float,
+        status: int,
+        context: Any,  # Any: a Context, or None before one was made
+        cache: str,
+    ) -> None:
+        """Queue one request's line."""
+        if self.json_lines:
+            line = json.dumps(
+                {
+                    "time": self._time(),
+                    "request_id": request_id,
+                    "operation": operation,
+                    "duration_ms": round(seconds * 1000, 3),
+                    "status": status,
+                    "snapshot": getattr(context, "seen", None),
+                    "cache": cache,
+                }
+            )
+        else:
+            client = scope.get("client")
+            line = (
+                f"INFO:     {f'{client[0]}:{client[1]}' if client else '-'} - "
+                f'"{scope["method"]} {scope["path"]} HTTP/{scope.get("http_version", "1.1")}" '
+                f"{status} {operation} {seconds * 1000:.1f}ms cache={cache} id={request_id}"
+            )
+        self._pending.append(line)
+        if len(self._pending) >= self.max_lines:
+            self.flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.interval, self.flush)
+
+    def _time(self) -> str:
+        """Now, ISO 8601 in UTC to the microsecond (the date and time of the second are
+        formatted once a second)."""
+        stamp = now_us()
+        second, micro = divmod(stamp, 1_000_000)
+        if second != self._second:
+            self._second = second
+            self._second_text = temporal.format_instant(second * 1_000_000).removesuffix("Z")
+        return f"{self._second_text}.{micro:06d}Z"
+
+    def flush(self) -> None:
+        """Hand every queued line to the logger now."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._pending:
+            batch, self._pending = self._pending, []
+            log.info("%s", "\n".join(batch))
+
+
+def log_requests() -> None:
+    """Send the `almanac.requests` lines to stderr (`almanac serve`)."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    requests = logging.getLogger("almanac.requests")
+    requests.addHandler(handler)
+    requests.setLevel(logging.INFO)
+    requests.propagate = False
 
 
 def process_memory(pid: int | str = "self") -> tuple[int, int]:
@@ -253,19 +342,3 @@ def _label(scope: Scope, context: Any) -> str:  # Any: a Context, or None before
     if context is not None and scope.get("path") == "/graphql":
         return str(context.operation) if context.operation != "none" else "graphql"
     return _PATHS.get(scope.get("path", ""), "other")
-
-
-def _line(
-    request_id: str, operation: str, seconds: float, status: int, context: Any, cache: str
-) -> str:  # Any: a Context or None
-    return json.dumps(
-        {
-            "time": temporal.format_instant(now_us()),
-            "request_id": request_id,
-            "operation": operation,
-            "duration_ms": round(seconds * 1000, 3),
-            "status": status,
-            "snapshot": getattr(context, "seen", None),
-            "cache": cache,
-        }
-    )

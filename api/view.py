@@ -118,55 +118,86 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                 context.close()
         await response(scope, receive, send)
 
+    async def answer_unchanged(self, scope: Scope) -> Response | None:
+        """A GET answered before routing (`api.app`'s `Unchanged`), when it can be without
+        executing or reading: its freshness check first, as for every request, then the tag
+        remembered for its query string while the database has not changed, and the client
+        has that tag (`304`) or its answer is kept. None: it goes the whole way (`_poll`)."""
+        answers = self.answers
+        if answers is None:
+            return None
+        context = await self._http_context(scope, self.clock())
+        if context.degraded:
+            return None
+        version = self.services.store.version()
+        tag = self._remembered(scope, context, answers, version)
+        return None if tag is None else self._cached(scope, context, answers, tag)
+
     async def _poll(self, request: Request, answers: Answers) -> Response:
         """A GET: freshness first (as for every request), then its tag: the one remembered
         while the database has not changed (no read at all), else worked out from the
         request's own read transaction; `304` when the client has it, the kept answer when
         there is one, else the answer executed (and kept when it has no errors)."""
-        context = await self._http_context(request, self.clock())
+        context = await self._http_context(request.scope, self.clock())
         tag = None if context.degraded else self._tag(request, context, answers)
         if tag is None:
             return await self.run(request, context=context)
-        headers = {
-            "ETag": f'"{tag}"',
-            "Cache-Control": "private, no-cache",
-            "Vary": "Authorization",
-        }
-        kept = answers.get(tag)
-        if kept is not None:
-            context.operation = kept.operation
-            context.cache = "hit"
-        if etag_matches(request.headers.get("if-none-match"), tag):
-            context.cache = "hit"
-            return Response(status_code=304, headers=headers)
-        if kept is not None:
-            return Response(kept.body, media_type="application/json", headers=headers)
+        cached = self._cached(request.scope, context, answers, tag)
+        if cached is not None:
+            return cached
         context.cache = "miss"
         response = await self.run(request, context=context)
         if response.status_code != 200 or context.errors:
             return response
         answers.keep(tag, Kept(bytes(response.body), context.operation))
-        response.headers.update(headers)
+        response.headers.update(_tag_headers(tag))
         return response
 
-    def _tag(self, request: Request, context: Context, answers: Answers) -> str | None:
-        """A GET's tag: the one remembered while the database has not changed, when the
-        request is answered without executing (`304`, or a kept answer); else worked out
-        from the request's read transaction, the one its execution reads too."""
+    def _cached(
+        self, scope: Scope, context: Context, answers: Answers, tag: str
+    ) -> Response | None:
+        """`304` when the client has `tag`, the kept answer when there is one, else None."""
+        kept = answers.get(tag)
+        if kept is not None:
+            context.operation = kept.operation
+            context.cache = "hit"
+        if etag_matches(_header(scope, b"if-none-match"), tag):
+            context.cache = "hit"
+            return Response(status_code=304, headers=_tag_headers(tag))
+        if kept is not None:
+            return Response(kept.body, media_type="application/json", headers=_tag_headers(tag))
+        return None
+
+    def _remembered(
+        self, scope: Scope, context: Context, answers: Answers, version: int
+    ) -> str | None:
+        """The tag remembered for the request's query string and scopes at the database's
+        `version`, when the request is answered with it without executing (`304`, or a kept
+        answer)."""
         scopes = tuple(readable_scopes(self.services, context.scopes))
-        query_string: bytes = request.scope.get("query_string", b"")
-        # Read before the read transaction begins: a commit after that moves the version.
-        version = self.services.store.version()
-        known = answers.known(query_string, scopes, version=version, clock_us=context.clock_us)
+        known = answers.known(
+            scope.get("query_string", b""), scopes, version=version, clock_us=context.clock_us
+        )
         if known is not None and (
             answers.get(known.tag) is not None
-            or etag_matches(request.headers.get("if-none-match"), known.tag)
+            or etag_matches(_header(scope, b"if-none-match"), known.tag)
         ):
             context.seen = known.snapshot
             return known.tag
+        return None
+
+    def _tag(self, request: Request, context: Context, answers: Answers) -> str | None:
+        """A GET's tag: the one remembered while the database has not changed (`_remembered`),
+        else worked out from the request's read transaction, the one its execution reads too."""
+        # Read before the read transaction begins: a commit after that moves the version.
+        version = self.services.store.version()
+        remembered = self._remembered(request.scope, context, answers, version)
+        if remembered is not None:
+            return remembered
+        scopes = tuple(readable_scopes(self.services, context.scopes))
         known = answers.work_out(
             context.reader(),
-            query_string,
+            request.scope.get("query_string", b""),
             request.query_params,
             scopes=scopes,
             snapshot=context.snapshot(scopes),
@@ -201,14 +232,14 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                 authorization=request.headers.get("authorization"),
                 client=client,
             )
-        return await self._http_context(request, stamp)
+        return await self._http_context(request.scope, stamp)
 
-    async def _http_context(self, request: Request, stamp: int) -> Context:
+    async def _http_context(self, scope: Scope, stamp: int) -> Context:
         """An HTTP request's context, once its freshness check is done (`stamp`: its clock)."""
         services = self.services
         deadline = time.monotonic() + services.settings.limits.request_seconds
-        context = Context(services, request.scope.get("almanac.scopes"), stamp, deadline=deadline)
-        request.scope[CONTEXT] = context
+        context = Context(services, scope.get("almanac.scopes"), stamp, deadline=deadline)
+        scope[CONTEXT] = context
         try:
             await services.ensure_fresh(now_us=stamp)
         except AlmanacError:
@@ -233,3 +264,16 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         except AlmanacError:
             raise ConnectionRejectionError() from None
         return cast(UnsetType, UNSET)
+
+
+def _tag_headers(tag: str) -> dict[str, str]:
+    """The headers of a tagged answer (`304`, kept or executed)."""
+    return {"ETag": f'"{tag}"', "Cache-Control": "private, no-cache", "Vary": "Authorization"}
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    """A request header (`name` lower-case), the first of its name."""
+    for key, value in scope["headers"]:
+        if key.lower() == name:
+            return str(value.decode("latin-1"))
+    return None

@@ -23,7 +23,7 @@ from typing import Any
 from starlette.applications import Starlette
 
 from api.app import create_app
-from api.metrics import process_memory
+from api.metrics import log_requests, process_memory
 from api.services import Services
 from api.settings import Settings
 from vault import StartupError
@@ -33,7 +33,6 @@ __all__ = [
     "MAX_WORKERS",
     "announce",
     "listening_socket",
-    "log_requests_as_json",
     "serve_workers",
     "server_options",
     "worker_app",
@@ -88,7 +87,7 @@ def serve_workers(settings: Settings, args: argparse.Namespace, workers: int) ->
         workers=workers,
         host=args.host,
         port=args.port,
-        **server_options(settings, log_json=args.log_format == "json"),
+        **server_options(settings),
     )
     # What `uvicorn.run` does for workers, but with a socket of our own: uvicorn's is made
     # without naming TCP, so asyncio never sets TCP_NODELAY on the connections it accepts, and
@@ -114,11 +113,11 @@ def announce(settings: Settings, host: str, port: int, *, watching: bool, worker
     )
 
 
-def server_options(settings: Settings, *, log_json: bool) -> dict[str, Any]:
+def server_options(settings: Settings) -> dict[str, Any]:
     """uvicorn's options for `almanac serve`, one worker or several."""
     return {
         "log_level": "info",
-        "access_log": not log_json,  # the JSON lines say it all
+        "access_log": False,  # the app writes its own lines (`RequestLines`)
         "ws": "websockets-sansio",
         "ws_max_size": settings.limits.max_body_bytes,  # a client's message, as a request body
         "timeout_graceful_shutdown": GRACE_SECONDS,
@@ -146,26 +145,14 @@ def listening_socket(host: str, port: int) -> socket.socket:
 def worker_app() -> Starlette:
     """One worker's app (uvicorn calls it in each worker process): settings from the
     `ALMANAC_*` variables `serve_workers` set."""
-    log_json = os.environ.get(_LOG_FORMAT) == "json"
-    if log_json:
-        log_requests_as_json()
-    app = create_app(Settings.from_env(os.environ), log_json=log_json)
+    log_requests()
+    app = create_app(Settings.from_env(os.environ), request_log=os.environ.get(_LOG_FORMAT))
     gc.freeze()  # as `almanac serve` does: start-up's objects live as long as the worker
     services = app.state.services
     threading.Thread(
         target=_say_memory, args=(services,), name="almanac-memory", daemon=True
     ).start()
     return app
-
-
-def log_requests_as_json() -> None:
-    """One JSON line per request on stderr (`--log-format json`)."""
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    requests = logging.getLogger("almanac.requests")
-    requests.addHandler(handler)
-    requests.setLevel(logging.INFO)
-    requests.propagate = False
 
 
 def _say_memory(services: Services) -> None:

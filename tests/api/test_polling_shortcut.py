@@ -205,3 +205,39 @@ def test_remembered_tags_are_bounded_by_bytes(tmp_path: Path) -> None:
         assert answers.known(query_string, ("default",), version=2, clock_us=0) is None
     finally:
         store.close()
+
+
+def test_a_remembered_poll_passes_every_check_of_the_guard(watched: TestClient) -> None:
+    """An unchanged poll is answered before routing, but never before the guard's checks:
+    with its tag remembered, a cross-site or foreign-host poll is still refused."""
+    tag = _poll(watched, STATUS).headers["etag"]
+    assert _poll(watched, STATUS, tag).status_code == 304
+    refused = [
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Origin": "http://evil.example"},
+        {"Host": "127.attacker.example"},
+    ]
+    for headers in refused:
+        answer = _poll(watched, STATUS, tag, **headers)
+        assert answer.status_code == 403, (headers, answer.status_code)
+        assert answer.json()["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+        assert "etag" not in answer.headers
+    assert _poll(watched, STATUS, tag).status_code == 304
+
+
+def test_a_remembered_poll_needs_its_token(demo_vault: Path, tmp_path: Path) -> None:
+    config = tmp_path / "almanac.toml"
+    digest = hashlib.sha256(TOKENS["base"].encode()).hexdigest()
+    config.write_text(f'[[tokens]]\nsha256 = "{digest}"\nscopes = ["default"]\n', "utf-8")
+    settings = Settings.build(
+        vault=demo_vault, state=tmp_path / "state.db", config=config, watch="on"
+    )
+    with LocalClient(create_app(settings)) as client:
+        auth = {"Authorization": f"Bearer {TOKENS['base']}"}
+        tag = _poll(client, STATUS, **auth).headers["etag"]
+        assert _poll(client, STATUS, tag, **auth).status_code == 304
+        assert _poll(client, STATUS, tag).status_code == 401
+        assert _poll(client, STATUS, tag, Authorization="Bearer nope").status_code == 401
+        kept = _poll(client, STATUS, **auth)
+        assert kept.status_code == 200 and kept.headers["etag"] == tag
+        assert _poll(client, STATUS).status_code == 401
