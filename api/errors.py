@@ -92,10 +92,12 @@ class ErrorCodes(SchemaExtension):
 def render(error: GraphQLError) -> GraphQLError:
     """The error as a client sees it, with its `extensions.code`."""
     original = error.original_error
+    message = None
     if isinstance(original, sqlite3.Error):  # raised as rows were read, after `run` returned
         original = temporal.sqlite_error(original)
+        message = str(original)
     if isinstance(original, AlmanacError):
-        copied = copy_error(error, code=original.code or _INTERNAL)
+        copied = copy_error(error, code=original.code or _INTERNAL, message=message)
         if original.reason is not None:
             copied.extensions["reason"] = original.reason  # type: ignore[index]
         return copied
@@ -114,16 +116,18 @@ def copy_error(
     error: GraphQLError,
     *,
     code: str | None = None,
+    message: str | None = None,
     detached: bool = False,
     cause: Exception | None = None,
 ) -> GraphQLError:
-    """A copy of `error`, with `extensions.code` set to `code` if given; `detached`, without the
-    syntax nodes and path it points at (its locations stay); `cause` as its original error."""
+    """A copy of `error`, with `extensions.code` set to `code` and its message to `message` if
+    given; `detached`, without the syntax nodes and path it points at (its locations stay);
+    `cause` as its original error."""
     extensions = dict(error.extensions or {})
     if code is not None:
         extensions["code"] = code
     return GraphQLError(
-        error.message,
+        error.message if message is None else message,
         nodes=None if detached else error.nodes,
         source=error.source,
         positions=error.positions,

@@ -711,17 +711,26 @@ def test_oversized_int_literal_is_a_validation_error(demo_client: TestClient) ->
 
 
 @pytest.mark.parametrize(
-    ("error", "code"),
+    ("error", "code", "message"),
     [
-        (sqlite3.OperationalError("interrupted"), "QUERY_TOO_COMPLEX"),
-        (sqlite3.OperationalError("database is locked"), "INDEX_UNAVAILABLE"),
+        (
+            sqlite3.OperationalError("interrupted"),
+            "QUERY_TOO_COMPLEX",
+            "The query ran past its time limit",
+        ),
+        (
+            sqlite3.OperationalError("database is locked"),
+            "INDEX_UNAVAILABLE",
+            "State database error: database is locked",
+        ),
     ],
 )
 def test_sqlite_errors_met_while_rows_are_read_are_rendered_as_ours(
-    error: sqlite3.Error, code: str
+    error: sqlite3.Error, code: str, message: str
 ) -> None:
     # A statement interrupted at its deadline while its rows are read (after `run` returned)
     # reaches the renderer as SQLite's own error: it is the client's QUERY_TOO_COMPLEX, never
-    # an internal error.
-    shown = render(GraphQLError("interrupted", path=["timeline"], original_error=error))
+    # an internal error, and it says so in our words (never SQLite's bare "interrupted").
+    shown = render(GraphQLError(str(error), path=["timeline"], original_error=error))
     assert shown.extensions == {"code": code}
+    assert shown.message == message
