@@ -8,14 +8,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 import anyio.to_thread
 
 import temporal
 from api.heap import release_free_memory
 from api.settings import Settings
-from graph import CompactStamp, Edge, Projection, ProjectionView, read_rows, write_rows
+from graph import CompactFile, CompactStamp, Edge, Projection, ProjectionView
 from temporal import (
     FINGERPRINT,
     NodeRow,
@@ -97,7 +96,7 @@ class Services:
         self._backlog: list[ReconcileResult | None] = []
         self._warmer: threading.Thread | None = None
         self._stamp: CompactStamp | None = None  # the state the projection is of
-        self._written: CompactStamp | None = None  # the state the compact file holds
+        self.compact = CompactFile(settings.db_path)  # the graph's rows, for the next start
         self.graph_source = ""
 
     @classmethod
@@ -142,7 +141,7 @@ class Services:
                 log.warning("File watcher unavailable (%s); every query scans the vault", exc)
         # The graph of the state as found (before the start-up scan changes it) comes from the
         # compact file in the background; the scan's changes wait in the backlog for it.
-        found = services._compact_stamp() if graph else None
+        found = CompactFile.stamp_of(services.store) if graph else None
         services._warming = graph
         services.reconcile_now(now_us=now_us, progress=progress)
         if graph:
@@ -298,7 +297,7 @@ class Services:
     def _publish(self, projection: Projection, view: ProjectionView) -> None:
         """Make `view` the graph of the committed state, for requests to pair with."""
         self.projection = projection
-        self._stamp = stamp = self._compact_stamp()
+        self._stamp = stamp = CompactFile.stamp_of(self.store)
         generation = stamp.generation
         with self._published:
             self._views.pop(generation, None)  # the newest goes last, the oldest is dropped
@@ -309,15 +308,6 @@ class Services:
 
     # -- the graph at start-up, and its compact file ---------------------------------------
 
-    @property
-    def compact_path(self) -> Path:
-        """Where the compact form of the graph projection is kept: beside the state file."""
-        return self.settings.db_path.with_name(self.settings.db_path.name + ".graph")
-
-    def _compact_stamp(self) -> CompactStamp:
-        generation, commit = temporal.commit_stamp(self.store)
-        return CompactStamp(self.store.fingerprint, generation, commit)
-
     def _warm(self, found: CompactStamp | None, on_warm: Callable[[str], None] | None) -> None:
         """Read the rest of the reconciler's memory; load (or build) the graph of the state
         found at start, apply what reconciles did since, publish it; then, if it had to be
@@ -327,10 +317,9 @@ class Services:
         try:
             if on_warm is not None:
                 on_warm("before-load")
-            rows = read_rows(self.compact_path, found) if found is not None else None
-            if rows is not None:
-                projection = Projection.from_rows(rows.notes, rows.edges)
-                self.graph_source, self._written = "compact", found
+            loaded = self.compact.load(self.store, found)
+            if loaded is not None:
+                projection, self.graph_source = loaded
             else:
                 with self.store.read() as reader:
                     generation, commit = temporal.commit_stamp(reader)
@@ -366,7 +355,7 @@ class Services:
                 self._published.notify_all()
             return
         if built is not None:
-            self._write_compact(*built)
+            self.compact.write(*built)
 
     def _complete_memory(self) -> None:
         """Read the rest of the reconciler's memory (start-up read only what a scan finding
@@ -382,20 +371,11 @@ class Services:
         """At close: keep the current graph in the compact file, unless it is there already."""
         with self._thread_lock:
             projection, stamp = self.projection, self._stamp
-            if projection is None or stamp is None or stamp == self._written:
+            if projection is None or stamp is None or stamp == self.compact.written:
                 return
-            if stamp != self._compact_stamp():
+            if stamp != CompactFile.stamp_of(self.store):
                 return  # not the graph of the committed state (another process wrote)
-            self._write_compact(stamp, *projection.rows())
-
-    def _write_compact(
-        self, stamp: CompactStamp, notes: list[NodeRow], edges: list[tuple[str, Edge]]
-    ) -> None:
-        try:
-            write_rows(self.compact_path, stamp, notes, edges)
-            self._written = stamp
-        except OSError as exc:
-            log.warning("Could not keep the graph projection in %s: %s", self.compact_path, exc)
+            self.compact.write(stamp, *projection.rows())
 
     def _set_applying(self, value: bool) -> None:
         with self._published:

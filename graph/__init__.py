@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from graph.compact import CompactRows, CompactStamp, read_rows, write_rows
+from graph.compact import (
+    CompactFile,
+    CompactRows,
+    CompactStamp,
+    read_rows,
+    read_stamped,
+    write_rows,
+)
 from graph.projection import Projection
 from graph.seeds import (
     MAX_SEED_TEXT,
@@ -31,6 +38,7 @@ from graph.view import Adjacency, Edge, Node, ProjectionView, ScopeGraph
 __all__ = [
     "MAX_SEED_TEXT",
     "Adjacency",
+    "CompactFile",
     "CompactRows",
     "CompactStamp",
     "Direction",
@@ -53,6 +61,7 @@ __all__ = [
     "find_paths",
     "lookup",
     "read_rows",
+    "read_stamped",
     "seeds_by_id",
     "seeds_by_text",
     "traverse",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import struct
 import sys
@@ -28,10 +29,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import temporal
+from graph.projection import Projection
 from graph.view import Edge
-from temporal import NodeRow, RecordKind
+from temporal import NodeRow, ReconcileResult, RecordKind, Store
 
-__all__ = ["CompactRows", "CompactStamp", "read_rows", "write_rows"]
+log = logging.getLogger("almanac")
+
+__all__ = ["CompactFile", "CompactRows", "CompactStamp", "read_rows", "read_stamped", "write_rows"]
 
 _MAGIC = b"ALMANAC-GRAPH\n"
 _FORMAT = 1
@@ -55,6 +60,60 @@ class CompactRows:
 
     notes: list[NodeRow]
     edges: list[tuple[str, Edge]]
+
+
+class CompactFile:
+    """The compact file beside a state database (`<state>.graph`): which state it holds, the
+    projection it gives at start, and the rows kept in it for the next start."""
+
+    def __init__(self, state: Path) -> None:
+        self.path = state.with_name(state.name + ".graph")
+        self.written: CompactStamp | None = None  # the state the file holds, once known
+
+    @staticmethod
+    def stamp_of(store: Store) -> CompactStamp:
+        """The stamp of the state `store` has committed."""
+        generation, commit = temporal.commit_stamp(store)
+        return CompactStamp(store.fingerprint, generation, commit)
+
+    def load(self, store: Store, found: CompactStamp | None) -> tuple[Projection, str] | None:
+        """The projection of the state `found` at start, and where it came from: the file of
+        that very state ("compact"), or of an older state brought up to date with what the
+        commit log says changed since ("compact+log": another process committed after the file
+        was written, or this one was killed before writing it). None when there is no such
+        file or the log cannot say (a gap, a commit naming too much, a database made again):
+        the projection is then built from the database."""
+        if found is None:
+            return None
+        stamped = read_stamped(self.path)
+        if stamped is None or stamped[0].fingerprint != found.fingerprint:
+            return None
+        held, rows = stamped
+        changes = None
+        if held != found:
+            with store.read() as reader:
+                changes = temporal.followed_since(reader, held.generation, held.commit)
+            if changes is None:
+                return None
+        projection = Projection.from_rows(rows.notes, rows.edges)
+        self.written = held
+        if changes is None:
+            return projection, "compact"
+        # Read from the committed state now (at or past `found`): what reconciles change after
+        # this read waits in the caller's backlog, and a change applied twice reads the same
+        # rows again.
+        projection.apply(store, ReconcileResult.of_followed(changes))
+        return projection, "compact+log"
+
+    def write(
+        self, stamp: CompactStamp, notes: list[NodeRow], edges: list[tuple[str, Edge]]
+    ) -> None:
+        """Keep the rows of the state `stamp` (a failure is logged: the next start builds)."""
+        try:
+            write_rows(self.path, stamp, notes, edges)
+            self.written = stamp
+        except OSError as exc:
+            log.warning("Could not keep the graph projection in %s: %s", self.path, exc)
 
 
 def write_rows(
@@ -140,6 +199,14 @@ def write_rows(
 
 def read_rows(path: Path, stamp: CompactStamp) -> CompactRows | None:
     """The rows in `path` if it holds exactly the state `stamp` names, intact; else None."""
+    found = read_stamped(path, stamp)
+    return None if found is None else found[1]
+
+
+def read_stamped(
+    path: Path, stamp: CompactStamp | None = None
+) -> tuple[CompactStamp, CompactRows] | None:
+    """The state `path` holds and its rows, if intact (and of `stamp`, when given); else None."""
     try:
         with open(path, "rb") as source:
             data = source.read()
@@ -151,7 +218,7 @@ def read_rows(path: Path, stamp: CompactStamp) -> CompactRows | None:
         return None  # torn, edited or of another format: never used
 
 
-def _decode(data: bytes, stamp: CompactStamp) -> CompactRows | None:
+def _decode(data: bytes, stamp: CompactStamp | None) -> tuple[CompactStamp, CompactRows] | None:
     if not data.startswith(_MAGIC):
         return None
     at = len(_MAGIC)
@@ -161,11 +228,10 @@ def _decode(data: bytes, stamp: CompactStamp) -> CompactRows | None:
     at += length
     if not isinstance(header, dict) or header.get("format") != _FORMAT:
         return None
-    if (header["fingerprint"], header["generation"], header["commit"]) != (
-        stamp.fingerprint,
-        stamp.generation,
-        stamp.commit,
-    ):
+    held = CompactStamp(
+        str(header["fingerprint"]), str(header["generation"]), str(header["commit"])
+    )
+    if stamp is not None and held != stamp:
         return None
     sizes = header["sizes"]
     if len(sizes) != 4 or sum(sizes) != len(data) - at or min(sizes) < 0:
@@ -224,7 +290,7 @@ def _decode(data: bytes, stamp: CompactStamp) -> CompactRows | None:
                 ),
             )
         )
-    return CompactRows(notes, edges)
+    return held, CompactRows(notes, edges)
 
 
 def _le(values: array[int]) -> bytes:

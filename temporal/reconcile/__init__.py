@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from temporal.reconcile.changeset import snapshot_id
 from temporal.reconcile.dates import note_dates
-from temporal.reconcile.follow import Followed, ReconcileResult, WriterLock
+from temporal.reconcile.follow import Followed, ReconcileResult, WriterLock, followed_since
 from temporal.reconcile.names import (
     NameIndex,
     Paths,
@@ -25,6 +25,7 @@ __all__ = [
     "VaultConfig",
     "WriterLock",
     "discard_path",
+    "followed_since",
     "note_dates",
     "paths_of",
     "put_path",

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from temporal.reconcile.plan import Plan, Summary
-from temporal.store import COMMIT_IDS, COMMITS_KEPT
+from temporal.store import COMMIT_IDS, COMMITS_KEPT, Reader, Store
 
 __all__ = [
     "FOLLOW_PATHS",
@@ -32,6 +32,7 @@ __all__ = [
     "WriterLock",
     "follow_entry",
     "followed",
+    "followed_since",
     "log_commit",
 ]
 
@@ -129,9 +130,12 @@ def follow_entry(
     }
 
 
-def followed(conn: sqlite3.Connection, *, after: int) -> Followed | None:
+def followed(conn: sqlite3.Connection, *, after: int, token: str | None = None) -> Followed | None:
     """What the commits after generation `after` changed, as the log of `conn`'s snapshot
-    says, or None when it cannot say (a commit is no longer logged, or named too much)."""
+    says, or None when it cannot say (a commit is no longer logged, or named too much). With
+    `token`, the commit of `after` must be the one of that random token (its entry is still
+    logged): the state a file derived from it holds, and not a generation of the same number
+    in a database made again."""
     rows = dict(
         conn.execute("SELECT key, value FROM meta WHERE key >= 'commit:' AND key < 'commit;'")
     )
@@ -139,6 +143,10 @@ def followed(conn: sqlite3.Connection, *, after: int) -> Followed | None:
     current = int(row[0]) if row else 0
     if current < after:
         return None  # a database made again from scratch
+    if token is not None:
+        value = rows.get(f"commit:{after}")
+        if value is None or json.loads(value).get("commit") != token:
+            return None
     found = Followed()
     for generation in range(after + 1, current + 1):
         value = rows.get(f"commit:{generation}")
@@ -155,6 +163,17 @@ def followed(conn: sqlite3.Connection, *, after: int) -> Followed | None:
     return found
 
 
+def followed_since(source: Store | Reader, generation: str, token: str) -> Followed | None:
+    """What the commits after the committed state (`generation`, `token`) changed, as the log
+    `source` reads says (None when it cannot say): how a file derived from an older state (the
+    graph's compact file) is brought up to date."""
+    try:
+        after = int(generation)
+    except ValueError:
+        return None
+    return followed(source.conn, after=after, token=token)
+
+
 def log_commit(conn: sqlite3.Connection, plan: Plan, follow: dict[str, list[str]] | None) -> int:
     """Keep what this commit changed under `commit:<generation>` in `meta` (the last
     `COMMITS_KEPT`): its instant, the digests it leaves and, per scope, how many records it
@@ -165,7 +184,9 @@ def log_commit(conn: sqlite3.Connection, plan: Plan, follow: dict[str, list[str]
     by_scope: dict[str, list[str]] = {}
     for scope, record_id in plan.changed_records:
         by_scope.setdefault(scope, []).append(record_id)
+    token = conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
     entry = {
+        "commit": token[0] if token else None,  # this commit's random token
         "at": plan.now_us,
         "digests": {k: format(v, "x") for k, v in plan.digests.items()},
         "changes": {

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -192,6 +193,32 @@ def test_a_stale_or_damaged_compact_file_is_rebuilt_never_used(
         damaged = httpx.post(f"{base}/graphql", json=GRAPH, timeout=30.0).json()
     assert damaged == expected
     assert graph.read_rows(compact, compact_stamp(state)) is not None
+
+
+def test_a_server_started_after_another_process_committed_loads_the_older_compact_file(
+    demo_vault: Path, tmp_path: Path
+) -> None:
+    """The file is of the state before a CLI run's commit: it is loaded and brought up to
+    date from the commit log (not built from the database), and its graph is that state's."""
+    state = tmp_path / "state.db"
+    reconcile(demo_vault, state)
+    settings = Settings.build(vault=demo_vault, state=state, watch=False)
+    Services.open(settings, now_us=now_us(), graph=True).close()  # keeps the compact file
+    (demo_vault / "relationships/samuel-kestrel.md").write_text(WORKS_AT_KESTREL)
+    reconcile(demo_vault, state)
+    services = Services.open(settings, now_us=now_us(), graph=True)
+    try:
+        services.wait_graph()
+        assert services.graph_source == "compact+log"
+        assert services.projection is not None
+        with services.store.read() as reader:
+            fresh = graph.Projection.build(reader)
+        notes, edges = services.projection.rows()
+        assert (Counter(notes), Counter(edges)) == tuple(Counter(rows) for rows in fresh.rows())
+    finally:
+        services.close()
+    expected = cli_answer(demo_vault, state, GRAPH)
+    assert "orgs/kestrel-cloud" in json.dumps(expected)
 
 
 def test_a_restarted_server_reads_the_rest_of_its_memory_in_the_background(

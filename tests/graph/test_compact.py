@@ -15,6 +15,7 @@ import pytest
 
 import graph
 import temporal
+from temporal.store import COMMITS_KEPT
 from tests.graph.test_projection import edges, state
 
 NOW = 1_800_000_000_000_000
@@ -153,3 +154,59 @@ def test_every_commit_names_a_new_state(world: World) -> None:
     reconciler.reconcile(now_us=NOW)
     after = temporal.commit_stamp(store)
     assert after[0] != before[0] and after[1] != before[1] and len(after[1]) == 32
+
+
+def _edit(root: Path) -> None:
+    """Three kinds of change: a new link, a record gone, a relationship's relation renamed."""
+    notes = sorted(root.rglob("*.md"))
+    person = next(p for p in notes if "/people/" in str(p))
+    person_id = person.read_text().split("id: ", 1)[1].split("\n", 1)[0]
+    notes[3].write_text(notes[3].read_text() + f"\nSee [[{person_id}]].\n")
+    notes[10].unlink()
+    relationship = next(p for p in notes if "/rels/" in str(p))
+    relationship.write_text(relationship.read_text().replace("relation: ", "relation: x_", 1))
+
+
+def test_an_older_compact_file_is_brought_up_to_date_from_the_commit_log(
+    world: World, tmp_path: Path
+) -> None:
+    """Another process committed after the file was written (or this one was killed before
+    writing it): the file still serves, with what the log says changed since."""
+    root, store, reconciler = world
+    compact = graph.CompactFile(tmp_path / "state.db")
+    compact.write(graph.CompactFile.stamp_of(store), *graph.Projection.build(store).rows())
+    _edit(root)
+    assert reconciler.reconcile(now_us=NOW).changed
+    note = sorted(root.rglob("*.md"))[20]
+    note.write_text(note.read_text() + "\nA second commit.\n")
+    assert reconciler.reconcile(now_us=NOW).changed
+    loaded = compact.load(store, graph.CompactFile.stamp_of(store))
+    assert loaded is not None
+    projection, source = loaded
+    fresh = graph.Projection.build(store)
+    assert source == "compact+log"
+    assert edges(projection) == edges(fresh)
+    assert state(projection) == state(fresh)
+
+
+def test_an_older_compact_file_is_not_followed_past_what_the_log_can_say(
+    world: World, tmp_path: Path
+) -> None:
+    root, store, reconciler = world
+    compact = graph.CompactFile(tmp_path / "state.db")
+    held = graph.CompactFile.stamp_of(store)
+    rows = graph.Projection.build(store).rows()
+    _edit(root)
+    reconciler.reconcile(now_us=NOW)
+    found = graph.CompactFile.stamp_of(store)
+    # The same generation of another database (made again): its token is not the logged one.
+    compact.write(graph.CompactStamp(held.fingerprint, held.generation, "cd" * 16), *rows)
+    assert compact.load(store, found) is None
+    # A gap: the log keeps the last COMMITS_KEPT commits.
+    compact.write(held, *rows)
+    assert compact.load(store, found) is not None
+    note = sorted(root.rglob("*.md"))[20]
+    for n in range(COMMITS_KEPT):
+        note.write_text(note.read_text() + f"\nCommit {n}.\n")
+        assert reconciler.reconcile(now_us=NOW).changed
+    assert compact.load(store, graph.CompactFile.stamp_of(store)) is None
