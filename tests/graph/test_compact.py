@@ -64,19 +64,24 @@ def test_the_compact_file_gives_the_projection_built_edge_by_edge(
     assert state(again) == state(built)
 
 
+def _edit(root: Path) -> None:
+    """Three kinds of change: a new link, a record gone, a relationship's relation renamed."""
+    notes = sorted(root.rglob("*.md"))
+    person = next(p for p in notes if "/people/" in str(p))
+    person_id = person.read_text().split("id: ", 1)[1].split("\n", 1)[0]
+    notes[3].write_text(notes[3].read_text() + f"\nSee [[{person_id}]].\n")
+    notes[10].unlink()
+    relationship = next(p for p in notes if "/rels/" in str(p))
+    relationship.write_text(relationship.read_text().replace("relation: ", "relation: x_", 1))
+
+
 def test_a_loaded_projection_follows_edits_as_a_built_one_does(
     world: World, tmp_path: Path
 ) -> None:
     root, store, reconciler = world
     built = graph.Projection.build(store)
     again = loaded(built, tmp_path / "state.db.graph")
-    notes = sorted(root.rglob("*.md"))
-    person = next(p for p in notes if "/people/" in str(p))
-    person_id = person.read_text().split("id: ", 1)[1].split("\n", 1)[0]
-    notes[3].write_text(notes[3].read_text() + f"\nSee [[{person_id}]].\n")  # a new link
-    notes[10].unlink()  # a record gone, with its edges
-    relationship = next(p for p in notes if "/rels/" in str(p))
-    relationship.write_text(relationship.read_text().replace("relation: ", "relation: x_", 1))
+    _edit(root)
     result = reconciler.reconcile(now_us=NOW)
     assert result.changed
     built.apply(store, result)
@@ -154,17 +159,6 @@ def test_every_commit_names_a_new_state(world: World) -> None:
     reconciler.reconcile(now_us=NOW)
     after = temporal.commit_stamp(store)
     assert after[0] != before[0] and after[1] != before[1] and len(after[1]) == 32
-
-
-def _edit(root: Path) -> None:
-    """Three kinds of change: a new link, a record gone, a relationship's relation renamed."""
-    notes = sorted(root.rglob("*.md"))
-    person = next(p for p in notes if "/people/" in str(p))
-    person_id = person.read_text().split("id: ", 1)[1].split("\n", 1)[0]
-    notes[3].write_text(notes[3].read_text() + f"\nSee [[{person_id}]].\n")
-    notes[10].unlink()
-    relationship = next(p for p in notes if "/rels/" in str(p))
-    relationship.write_text(relationship.read_text().replace("relation: ", "relation: x_", 1))
 
 
 def test_an_older_compact_file_is_brought_up_to_date_from_the_commit_log(
