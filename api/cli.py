@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import sys
@@ -95,10 +94,8 @@ def _settings(args: argparse.Namespace, *, watch: str = "off") -> Settings:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from api.app import create_app
     from api.context import is_loopback
-    from api.metrics import log_requests
-    from api.workers import announce, serve_workers, server_options, worker_count
+    from api.workers import announce, serve_workers, server_options, serving_app, worker_count
 
     settings = _settings(args, watch="off" if args.no_watch else args.watch)
     if not settings.tokens and not is_loopback(args.host):
@@ -106,12 +103,7 @@ def _serve(args: argparse.Namespace) -> int:
     workers = worker_count(args.workers if args.workers is not None else _env_workers())
     if workers > 1:
         return serve_workers(settings, args, workers)
-    log_requests()
-    app = create_app(settings, request_log=args.log_format)
-    # What start-up made (the reconciler's memory: millions of objects) lives as long as the
-    # server: out of the collector's sight, or each full collection walks it (seconds at
-    # 100,000 notes). The graph is frozen too once loaded (`Services`).
-    gc.freeze()
+    app = serving_app(settings, args.log_format)
     watching = app.state.services.watch_mode == "inotify"
     announce(settings, args.host, args.port, watching=watching, workers=1)
     uvicorn.run(app, host=args.host, port=args.port, **server_options(settings))

@@ -35,6 +35,7 @@ __all__ = [
     "listening_socket",
     "serve_workers",
     "server_options",
+    "serving_app",
     "worker_app",
     "worker_count",
 ]
@@ -142,12 +143,22 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def serving_app(settings: Settings, log_format: str) -> Starlette:
+    """The app of a serving process (`almanac serve`, or one of its workers), with its
+    request lines on stderr (`log_format`: text or json)."""
+    log_requests()
+    app = create_app(settings, request_log=log_format)
+    # What start-up made (the reconciler's memory: millions of objects) lives as long as the
+    # server: out of the collector's sight, or each full collection walks it (seconds at
+    # 100,000 notes). The graph is frozen too once loaded (`Services`).
+    gc.freeze()
+    return app
+
+
 def worker_app() -> Starlette:
     """One worker's app (uvicorn calls it in each worker process): settings from the
     `ALMANAC_*` variables `serve_workers` set."""
-    log_requests()
-    app = create_app(Settings.from_env(os.environ), request_log=os.environ.get(_LOG_FORMAT))
-    gc.freeze()  # as `almanac serve` does: start-up's objects live as long as the worker
+    app = serving_app(Settings.from_env(os.environ), os.environ.get(_LOG_FORMAT, "text"))
     services = app.state.services
     threading.Thread(
         target=_say_memory, args=(services,), name="almanac-memory", daemon=True
