@@ -8,8 +8,8 @@ delay from a commit to its event at many subscribers.
 The floor is a Starlette app answering a fixed JSON body of the dashboard answer's size through
 uvicorn, with nothing else: what the machine, uvicorn and the client allow. `floor` runs with
 `--log-level warning` (no access log); `floor_logged` with uvicorn's default `info`, which
-writes an access line per request, as `almanac serve` does by default (every `of_floor` ratio
-is given against both). Both servers run in
+writes uvicorn's access line per request (every `of_floor` ratio is given against both).
+`almanac serve` writes its own request line (`--log-format text`, the default), batched. Both servers run in
 subprocesses; the client is one asyncio loop with `--clients` keep-alive connections. The
 machine is shared, so the paths are measured in turns of `--slice` seconds (floor, 304, cached
 200, floor, ...; `--seconds` of each in all): a path's `of_floor` is the median over the turns
