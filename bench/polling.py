@@ -9,15 +9,15 @@ The floor is a Starlette app answering a fixed JSON body of the dashboard answer
 uvicorn, with nothing else: what the machine, uvicorn and the client allow. `floor` runs with
 `--log-level warning` (no access log); `floor_logged` with uvicorn's default `info`, which
 writes uvicorn's access line per request (every `of_floor` ratio is given against both).
-`almanac serve` writes its own request line (`--log-format text`, the default), batched. Both servers run in
-subprocesses; the client is one asyncio loop with `--clients` keep-alive connections. The
-machine is shared, so the paths are measured in turns of `--slice` seconds (floor, 304, cached
-200, floor, ...; `--seconds` of each in all): a path's `of_floor` is the median over the turns
-of its rate over the floor's rate in the same turn. `--against` also serves the same vault
-copy with the code of another checkout (its `api`, from a second state file), polled in the
-same turns: old and new code side by side. `in_process_us` is the CPU time of one request
-through each app called in this process (no sockets, best of 5 rounds): what the code adds,
-with none of the machine's noise of HTTP.
+`almanac serve` writes its own request line (`--log-format text`, the default), batched. Both
+servers run in subprocesses; the client is one asyncio loop with `--clients` keep-alive
+connections. The machine is shared, so the paths are measured in turns of `--slice` seconds
+(floor, 304, cached 200, floor, ...; `--seconds` of each in all): a path's `of_floor` is the
+median over the turns of its rate over the floor's rate in the same turn. `--against` also
+serves the same vault copy with the code of another checkout (its `api`, from a second state
+file), polled in the same turns: old and new code side by side. `in_process_us` is the CPU time
+of one request through each app called in this process (no sockets, best of 5 rounds): what the
+code adds, with none of the machine's noise of HTTP.
 """
 
 from __future__ import annotations
