@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Container, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
 
@@ -117,11 +117,12 @@ class GraphResult:
     nodes: tuple[GraphNode, ...]
     paths: tuple[GraphPath, ...]
     limits: tuple[LimitHit, ...]
+    # The distinct reasons of the limits hit, sorted: made with the result, so that reading it
+    # calls nothing back here (data flows down once and back once).
+    degraded: tuple[str, ...] = field(init=False, compare=False, repr=False)
 
-    @property
-    def degraded(self) -> tuple[str, ...]:
-        """The distinct reasons of the limits hit, sorted."""
-        return tuple(sorted({hit.reason for hit in self.limits}))
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "degraded", tuple(sorted({hit.reason for hit in self.limits})))
 
 
 def traverse(
