@@ -13,6 +13,7 @@ from temporal.queries.connections import (
 )
 from temporal.queries.listing import first_standing, listing
 from temporal.queries.matching import MatchMode, search_tokens
+from temporal.queries.occurrences import Occurrences, occurrences
 from temporal.queries.results import (
     MatchQuality,
     RelaxedFallback,
@@ -30,8 +31,6 @@ from temporal.queries.rows import (
     TimelineEntry,
     TimelineGroup,
     TimelineQuery,
-    entity_paths,
-    entity_rows,
 )
 from temporal.queries.search import (
     MAX_VARIANT_CHARS,
@@ -40,11 +39,11 @@ from temporal.queries.search import (
 )
 from temporal.queries.timeline import (
     LastSeen,
-    Occurrences,
     chronicle_day,
     chronicle_since,
+    entity_paths,
+    entity_rows,
     last_seen,
-    occurrences,
     timeline,
 )
 

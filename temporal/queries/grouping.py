@@ -17,22 +17,18 @@ from temporal.calendar import (
     utc_date,
     wall_us,
 )
+from temporal.queries.listing import anchor_rows
 from temporal.queries.rows import (
     Eligibility,
     Expr,
-    Row,
     Scan,
+    Sql,
     Timeline,
     TimelineQuery,
-    anchor_sql,
     build_entries,
-    entity_anchors,
-    fetch_rows,
-    note_body,
-    record_details,
 )
 from temporal.records import RecordKind, RecordRef
-from temporal.store import Reader, marks
+from temporal.store import Reader, Row, marks, note_body, record_details
 
 __all__ = ["by_source"]
 
@@ -42,6 +38,7 @@ def by_source(
     query: TimelineQuery,
     scopes: Sequence[str],
     entities: Sequence[str],
+    anchors: Sql,
     as_of: int,
     clock: Expr,
     first: int,
@@ -54,7 +51,8 @@ def by_source(
     note (before one whose `source` the record is).
     A claim without a dated source, or dated on another local day than its source, keeps its
     own row; undated claims come last, also under `nearest` (they have no distance to asOf).
-    Sources are read at their anchors.
+    Sources are read at their anchors. `anchors` are those of the paths associated with the
+    entity (`timeline.entity_anchors`).
     """
     data = json.dumps(list(entities))
     active = query.eligibility is Eligibility.ACTIVE
@@ -85,13 +83,10 @@ def by_source(
     }
     # Every path these name is associated with the entity: read its anchors.
     valid_at = query.as_of_us if active else None
-    scan = Scan(entity_anchors(entities), scopes, lifecycles, valid_at=valid_at)
-    rows = {r.path: r for r in fetch_rows(reader, scan, clock)}
     # The records relationships relate the entity to, read at their anchors too.
-    endpoints = {e[4] for e in evidence if e[4] is not None and e[4] not in rows}
-    if endpoints:
-        scan = Scan(anchor_sql(endpoints), scopes, lifecycles, valid_at=valid_at)
-        rows.update((r.path, r) for r in fetch_rows(reader, scan, clock))
+    endpoints = {e[4] for e in evidence if e[4] is not None}
+    scan = Scan(anchors, scopes, lifecycles, valid_at=valid_at)
+    rows = anchor_rows(reader, scan, clock, endpoints)
     by_source = {p: rows[p] for p in sorted(direct) if p in rows and rows[p].value is not None}
     between: dict[str, list[str]] = {}  # relationships between the entity and the source
     notes: dict[str, list[str]] = {}  # relationships whose `source` it is

@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from temporal.queries.rows import (
+    BY_DATE,
     CLOCK,
     DISTANCE,
     LIFECYCLE,
@@ -24,17 +25,71 @@ from temporal.queries.rows import (
     RECURRING,
     ROW,
     SOURCE_EVENT,
+    VALID_AT,
     Expr,
     Raw,
-    Row,
     Scan,
-    anchor_sql,
-    fetch_rows,
+    Sql,
 )
 from temporal.records import TimeField
-from temporal.store import Reader, marks
+from temporal.store import SPANS, Reader, Row, marks, read_rows, show_values
 
-__all__ = ["Listing", "first_standing", "listing", "stand_in"]
+__all__ = [
+    "Listing",
+    "Page",
+    "anchor_rows",
+    "first_standing",
+    "latest",
+    "listing",
+    "listing_page",
+    "stand_in",
+]
+
+
+def _expr(expr: Expr | str) -> Expr:
+    """`expr`, or SQL text without placeholders (`clock_sql`, say) as one."""
+    return expr if isinstance(expr, Expr) else Expr(expr)
+
+
+def select(scan: Scan, columns: Expr | str) -> tuple[str, list[object]]:
+    """`SELECT {columns}` over the candidates (alias `c`) of `scan` that pass its filters."""
+    chosen = _expr(columns)
+    where = [
+        "c.eligible = 1",
+        f"c.scope IN ({marks(scan.scopes)})",
+        f"c.lifecycle IN ({marks(scan.lifecycles)})",
+    ]
+    params = [*chosen.params, *scan.candidates.params, *scan.scopes, *scan.lifecycles]
+    if scan.kind is not None:
+        where.append("c.type = ?")
+        params.append(scan.kind)
+    if scan.valid_at is not None:
+        where.append(VALID_AT)
+        params += [scan.valid_at, scan.valid_at]
+    sql = f"SELECT {chosen.sql} FROM ({scan.candidates.sql}) c WHERE {' AND '.join(where)}"
+    return sql, params
+
+
+def anchor_sql(paths: Iterable[str], field: TimeField = TimeField.OCCURRED_AT) -> Sql:
+    """The anchor row of each path, valued by `field` (NULL start when it has none)."""
+    wanted = json.dumps(sorted(set(paths)))
+    if field is TimeField.OCCURRED_AT:
+        sql = f"SELECT {SPANS} FROM spans WHERE path IN (SELECT value FROM json_each(?))"
+        return Sql(sql + " AND idx = -1", [wanted])
+    return Sql(
+        f"{BY_DATE} FROM spans a LEFT JOIN dates d ON d.path = a.path AND d.field = ?"
+        " WHERE a.path IN (SELECT value FROM json_each(?)) AND a.idx = -1",
+        [field.value, wanted],
+        field,
+    )
+
+
+def fetch_rows(reader: Reader, scan: Scan, clock: Expr) -> list[Row]:
+    """Every row of a (small) scan, ordered, with its value."""
+    columns = f"{ROW}, {clock.sql}, c.vend, c.stop, c.text, c.precision"
+    sql, params = select(scan, Expr(columns, clock.params))
+    return read_rows(reader, sql + " ORDER BY c.start, c.id, c.idx, c.scope", params)
+
 
 # An ordinary row in the order of every listing; keys compare as SQLite orders them.
 ORDER = "c.start {0}, c.id {0}, c.idx {0}, c.scope {0}"
@@ -123,7 +178,7 @@ class Listing:
         return merged[offset - base : offset - base + first]
 
     def _ordinary(self, offset: int, first: int) -> list[Raw]:
-        sql, params = self.scan.sql(self.columns)
+        sql, params = select(self.scan, self.columns)
         way = "DESC" if self.descending else "ASC"
         order = ORDER.format(way)
         near = self.nearness or Expr("")
@@ -161,17 +216,18 @@ def listing(
         (["c.source_event = 1"] if stand_ins else [])
         + (["c.lifecycle <> 'active'"] if active else [])
     )
-    clock = Expr.of(clock)
+    clock = _expr(clock)
     found = Listing(reader, scan, clock, descending, f"NOT ({rare_sql or 0})", [], [])
     found.nearness = nearness
     if keep is not None:
         kept = sorted(set(keep))
         found.shown = Expr(f"({clock.sql}) IN ({marks(kept)})", (*clock.params, *kept))
-    sql, params = scan.sql(
+    sql, params = select(
+        scan,
         Expr(
             f"{clock.sql} AS k, {found.ordinary} AS o, count(*), max(c.recurring), max(c.more)",
             clock.params,
-        )
+        ),
     )
     rare = 0
     for clock_value, ordinary, count, recurring, more in reader.run(f"{sql} GROUP BY k, o", params):
@@ -185,7 +241,7 @@ def listing(
         found.more |= bool(more)
     if rare:
         # Few: read whole (by the table's own order, not an index and a probe per row), sorted here.
-        sql, params = scan.sql(found.columns)
+        sql, params = select(scan, found.columns)
         found.rare = sorted(
             reader.run(f"{sql} AND NOT {found.ordinary}", params),
             key=found.key,
@@ -212,8 +268,8 @@ def first_standing(
 ) -> Row | None:
     """The latest row of `scan` that stays in a listing (not a claim standing for its source),
     read from the latest on, a batch at a time, without counting the rest."""
-    clock = Expr.of(clock)
-    sql, params = scan.sql(Expr(f"{ROW}, {clock.sql}", clock.params))
+    clock = _expr(clock)
+    sql, params = select(scan, Expr(f"{ROW}, {clock.sql}", clock.params))
     sql += f" ORDER BY {ORDER.format('DESC')} LIMIT ? OFFSET ?"
     offset = 0
     while True:
@@ -226,7 +282,7 @@ def first_standing(
 
 def _present(reader: Reader, scan: Scan, paths: Iterable[str], where: str = "1") -> set[str]:
     """Which of `paths` have a row in the scan (passing `where`)."""
-    sql, params = scan.sql("c.path")
+    sql, params = select(scan, "c.path")
     sql += f" AND {where} AND c.path IN (SELECT value FROM json_each(?))"
     return {r[0] for r in reader.run(sql, [*params, json.dumps(sorted(set(paths)))])}
 
@@ -351,3 +407,72 @@ def _follow(reader: Reader, path: str, scan: Scan, clock: Expr, field: TimeField
             # Rows are records with a value in the time field: one without none stands in.
             return rows[0] if rows[0].start is not None else None
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a listing, its values read and its stand-ins in place, and what describes
+    the whole listing."""
+
+    rows: list[Row]
+    total: int
+    counts: Counter[str]  # every row, shown or not, by clock relation value
+    recurring: bool
+    more: bool
+
+
+def listing_page(
+    reader: Reader,
+    scan: Scan,
+    clock: Expr,
+    *,
+    offset: int,
+    first: int,
+    stand_ins: bool,
+    active: bool,
+    entities: Sequence[str] = (),
+    descending: bool = False,
+    field: TimeField = TimeField.OCCURRED_AT,
+    keep: Collection[str] | None = None,
+    nearness: Expr | None = None,
+) -> Page:
+    """Rows `offset` to `offset + first` of `listing(...)` (the same arguments), with their
+    values, and the `source_event` claims standing for their sources when `stand_ins`."""
+    found = listing(
+        reader,
+        scan,
+        clock,
+        descending=descending,
+        stand_ins=stand_ins,
+        active=active,
+        entities=entities,
+        field=field,
+        keep=keep,
+        nearness=nearness,
+    )
+    page = found.page(offset, first)
+    show_values(reader, scan.candidates.field, page)
+    if stand_ins:
+        stand_in(reader, page, scan.scopes, entities, scan.valid_at, clock)
+    return Page(page, found.total, found.counts, found.recurring, found.more)
+
+
+def latest(reader: Reader, scan: Scan, clock: Expr, entities: Sequence[str]) -> Row | None:
+    """`first_standing` with its value, a claim standing in for its source meeting."""
+    found = first_standing(reader, scan, clock, entities)
+    if found is None:
+        return None
+    stand_in(reader, [found], scan.scopes, entities, None, clock)
+    show_values(reader, scan.candidates.field, [found])
+    return found
+
+
+def anchor_rows(reader: Reader, scan: Scan, clock: Expr, others: Iterable[str]) -> dict[str, Row]:
+    """The rows of `scan` by path, then the anchors of `others` it did not read, under the
+    same filters (the kind aside)."""
+    rows = {r.path: r for r in fetch_rows(reader, scan, clock)}
+    more = {p for p in others if p not in rows}
+    if more:
+        step = Scan(anchor_sql(more), scan.scopes, scan.lifecycles, valid_at=scan.valid_at)
+        rows.update((r.path, r) for r in fetch_rows(reader, step, clock))
+    return rows

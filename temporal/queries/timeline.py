@@ -1,5 +1,9 @@
 """What happened, when: timelines, chronicle days and ranges, last-seen, over one read transaction.
 
+Each query is one straight path: its plan and its SQL here, its rows listed and read
+(temporal/queries/listing.py, through the store), its page made entries
+(temporal/queries/rows.py) or grouped by source (temporal/queries/grouping.py).
+
 A time query is a *candidate* query over `spans` (occurrence time; `dates` joined with the
 anchor row for the other time fields), through an index: a width tier and a start range, or
 the paths associated with an entity. A `spans` row carries its record's filters and clock
@@ -12,27 +16,22 @@ record lists its current record after the direct matches). Full entries are buil
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date
 
 from temporal.calendar import (
     ClockRelation,
-    DatePrecision,
-    DateValue,
     LocalDay,
-    Occurrence,
-    RecurrenceSet,
     clock_params,
     distance_params,
-    instant,
     local_date,
     local_day,
-    timezone,
     wall_us,
 )
 from temporal.queries.grouping import by_source
-from temporal.queries.listing import Listing, first_standing, listing, stand_in
+from temporal.queries.listing import Page, latest, listing_page
 from temporal.queries.rows import (
+    BY_DATE,
     Eligibility,
     Expr,
     Scan,
@@ -41,31 +40,22 @@ from temporal.queries.rows import (
     TimelineEntry,
     TimelineGroup,
     TimelineQuery,
-    association_sql,
     build_entries,
-    candidate_sql,
-    entity_paths,
-    entity_rows,
-    show_values,
-    window_sql,
 )
-from temporal.records import Record, RecordRef, TimeField
-from temporal.store import Reader, marks
-from vault import AlmanacError
+from temporal.records import TimeField
+from temporal.store import SPANS, TIER_WIDTHS, Reader, marks
+from vault import NotFound
 
 __all__ = [
-    "RESPONSE_OCCURRENCES",
     "LastSeen",
-    "Occurrences",
+    "association_sql",
     "chronicle_day",
     "chronicle_since",
+    "entity_paths",
+    "entity_rows",
     "last_seen",
-    "occurrences",
     "timeline",
 ]
-
-# Occurrences one `occurrences` response expands (materialised ones: temporal.spans.PER_RECORD).
-RESPONSE_OCCURRENCES = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,15 +64,6 @@ class LastSeen:
 
     entry: TimelineEntry | None
     reason: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Occurrences:
-    """The occurrences of one record inside a closed range."""
-
-    record: RecordRef | None
-    occurrences: list[Occurrence]
-    degraded: tuple[str, ...]
 
 
 # -- queries --------------------------------------------------------------------------------
@@ -108,7 +89,8 @@ def timeline(
     entities = entity_paths(reader, query.entity, scopes) if query.entity is not None else None
     if query.group is TimelineGroup.SOURCE:
         assert entities is not None, "checked by the caller"
-        return by_source(reader, query, scopes, entities, as_of, clock, first, offset)
+        anchors = entity_anchors(entities)
+        return by_source(reader, query, scopes, entities, anchors, as_of, clock, first, offset)
     keep = {c.value for c in query.clocks} if query.clocks is not None else None
     nearness = Expr(*distance_params(as_of, wall_us(as_of, query.tz))) if query.nearest else None
     active = query.eligibility is Eligibility.ACTIVE
@@ -122,10 +104,12 @@ def timeline(
     occurrence_time = query.time_field is TimeField.OCCURRED_AT
     # A stand-in is a claim: a query for one type (a meeting, say) keeps its own records.
     stand_ins = occurrence_time and query.kind is None
-    found = listing(
+    found = listing_page(
         reader,
         scan,
         clock,
+        offset=offset,
+        first=first,
         descending=query.descending and not query.nearest,
         stand_ins=stand_ins,
         active=active,
@@ -136,7 +120,7 @@ def timeline(
     )
     bounds = (query.since_us, query.until_us) if occurrence_time else None
     local = local_date(as_of, query.tz)
-    return _result(reader, found, query, stand_ins, entities, bounds, as_of, local, offset, first)
+    return _result(reader, found, scan, query, entities, bounds, as_of, local, offset, first)
 
 
 def chronicle_day(
@@ -218,65 +202,129 @@ def last_seen(
     )
     clock = _clock(now_us, tz)
     scan = Scan(candidates, scopes, ["active"])
-    latest = first_standing(reader, scan, clock, paths)
-    if latest is None:
+    row = latest(reader, scan, clock, paths)
+    if row is None:
         return LastSeen(None, "no_dated_association")
-    rows = [latest]
-    stand_in(reader, rows, scopes, paths, None, clock)
-    show_values(reader, candidates, rows)
     query = TimelineQuery(entity=entity, include_sources=True, tz=tz)
-    return LastSeen(build_entries(reader, rows[:1], query)[0], None)
+    return LastSeen(build_entries(reader, [row], query)[0], None)
 
 
-def occurrences(
-    reader: Reader, record_id: str, scopes: Sequence[str], *, since_us: int, until_us: int, tz: str
-) -> Occurrences:
-    """The occurrences of a record overlapping `[since_us, until_us]`, expanded in its zone.
+# -- SQL -----------------------------------------------------------------------------------
 
-    A record without a recurrence has one occurrence, its own; one without `occurred_at` none.
-    `local` is in the record's zone, or in `tz` when the record has none.
+
+def window_sql(lo: int | None, hi: int | None, exact: Expr) -> Sql:
+    """Spans passing `exact` inside `[lo, hi]`: one index range per width tier.
+
+    Within a tier a row is at most `width` long, so a row overlapping `[lo, hi]` starts after
+    `lo - width`; the last tier (over a year) has no such bound.
     """
-    record = reader.record(record_id, scopes)
-    if record is None:
-        return Occurrences(None, [], ())
-    ref = RecordRef(record.id, record.kind, record.type, record.title)
-    anchor = record.dates.get("occurred_at")
-    if anchor is None:
-        return Occurrences(ref, [], ())
-    found, truncated = _expand(record, anchor, since_us, until_us)
-    zone = timezone(record.timezone or tz)
-    found = [
-        o
-        if o.floating or (o.local and record.timezone)
-        else replace(o, local=instant(o.start_us).astimezone(zone).isoformat())
-        for o in found
-    ]
-    return Occurrences(ref, found, ("recurrence_truncated",) if truncated else ())
+    parts: list[str] = []
+    params: list[object] = []
+    for tier, width in enumerate(TIER_WIDTHS):
+        where = [f"tier = {tier}"]
+        if hi is not None:
+            where.append("start <= ?")
+            params.append(int(hi))
+        if lo is not None and width is not None:
+            where.append("start >= ?")
+            params.append(int(lo) - width)
+        parts.append(f"SELECT {SPANS} FROM spans WHERE {' AND '.join(where)}")
+    sql = f"SELECT * FROM ({' UNION ALL '.join(parts)}) c WHERE {exact.sql}"
+    return Sql(sql, [*params, *exact.params])
 
 
-def _expand(
-    record: Record, anchor: DateValue, since_us: int, until_us: int
-) -> tuple[list[Occurrence], bool]:
-    """The record's occurrences in range: its recurrence set, or its own interval alone."""
-    ends = record.dates.get("ends_at")
-    if record.recurrence is not None or record.rdates:
-        try:
-            return RecurrenceSet.of(
-                anchor=anchor,
-                rule=record.recurrence,
-                exdates=record.exdates,
-                rdates=record.rdates,
-                tz=record.timezone,
-                ends=ends,
-            ).between(since_us, until_us, limit=RESPONSE_OCCURRENCES)
-        except AlmanacError:
-            pass  # reported as invalid_recurrence at reconcile: the anchor alone stands
-    stop = max(ends.end_us, anchor.end_us) if ends is not None else anchor.end_us
-    if anchor.start_us > until_us or not (stop > since_us or anchor.start_us >= since_us):
-        return [], False
-    floating = anchor.precision is not DatePrecision.INSTANT
-    local = anchor.text[:10] if floating else ""
-    return [Occurrence(0, anchor.start_us, stop, local, floating)], False
+def candidate_sql(query: TimelineQuery, entities: Sequence[str] | None) -> Sql:
+    """Rows with a value in the time field, inside the query's range, of the entity if any."""
+    since, until = query.since_us, query.until_us
+    if query.time_field is TimeField.OCCURRED_AT:
+        # A closed range expands recurrences; an open one reads anchors (SPEC "Recurrence").
+        closed = since is not None and until is not None
+        rows = " AND (c.recurring = 0 OR c.idx >= 0)" if closed else " AND c.idx = -1"
+        overlap = overlap_sql(since, until)
+        exact = Expr(overlap.sql + rows, overlap.params)
+        if entities is None:
+            return window_sql(since, until, exact)
+        found = entity_rows(entities, expand=closed)
+        return Sql(
+            f"SELECT * FROM ({found.sql}) c WHERE {exact.sql} AND c.start IS NOT NULL",
+            [*found.params, *exact.params],
+        )
+    exact = overlap_sql(since, until)
+    assoc, head = association_sql(entities) if entities is not None else ("", [])
+    source = f"{BY_DATE} FROM dates d JOIN spans a ON a.path = d.path AND a.idx = -1"
+    source += " WHERE d.field = ?"
+    if entities is not None:
+        source += f" AND d.path IN ({assoc})"
+    return Sql(
+        f"SELECT * FROM ({source}) c WHERE {exact.sql}",
+        [query.time_field.value, *head, *exact.params],
+        query.time_field,
+    )
+
+
+def overlap_sql(since: int | None, until: int | None) -> Expr:
+    """Overlap with the inclusive range `[since, until]`; an instant matches itself."""
+    clauses = ["1"]
+    params: list[object] = []
+    if since is not None:
+        clauses.append("(c.stop > ? OR c.stop = c.start AND c.start >= ?)")
+        params += [int(since), int(since)]
+    if until is not None:
+        clauses.append("c.start <= ?")
+        params.append(int(until))
+    return Expr(" AND ".join(clauses), tuple(params))
+
+
+def entity_paths(
+    reader: Reader, entity: str, scopes: Sequence[str], *, strict: bool = True
+) -> list[str]:
+    """The eligible records with id `entity` in the readable scopes.
+
+    Raises:
+        NotFound: there is none (when `strict`).
+    """
+    sql = (
+        f"SELECT path FROM notes WHERE id = ? AND +eligible = 1 AND +scope IN ({marks(scopes)})"
+        " ORDER BY scope"
+    )
+    paths = [r[0] for r in reader.run(sql, [entity, *scopes])]
+    if not paths and strict:
+        raise NotFound(f"No record {entity!r} in the readable scopes")
+    return paths
+
+
+def association_sql(entities: Sequence[str]) -> tuple[str, list[object]]:
+    """A subquery of the paths associated with the entities (`tables.ASSOCIATE`), and its
+    parameters; never the entities themselves."""
+    among = marks(entities)
+    sql = f"SELECT path FROM associations WHERE entity IN ({among}) AND path NOT IN ({among})"
+    return sql, [*entities, *entities]
+
+
+def entity_rows(entities: Sequence[str], *, expand: bool) -> Sql:
+    """The rows of the paths associated with the entities: their anchors (one range of
+    `associations`), and with `expand` the materialised occurrences of recurring ones."""
+    anchors = entity_anchors(entities)
+    sql, params = anchors.sql, anchors.params
+    if expand:
+        assoc, more = association_sql(entities)
+        sql += (
+            f" UNION ALL SELECT {SPANS} FROM spans WHERE path IN ({assoc} AND recurring = 1)"
+            " AND idx >= 0"
+        )
+        params = [*params, *more]
+    return Sql(sql, params)
+
+
+def entity_anchors(entities: Sequence[str]) -> Sql:
+    """The anchor rows of the paths associated with the entities, each once."""
+    among = marks(entities)
+    unique = "DISTINCT " if len(entities) > 1 else ""  # a path associated with several
+    return Sql(
+        f"SELECT {unique}{SPANS} FROM associations"
+        f" WHERE entity IN ({among}) AND path NOT IN ({among})",
+        [*entities, *entities],
+    )
 
 
 # -- results --------------------------------------------------------------------------------
@@ -296,8 +344,10 @@ def _chronicle(
     clock = _clock(now_us, query.tz)
     scan = Scan(candidates, scopes, ["active", "superseded"], query.kind)
     stand_ins = query.kind is None
-    found = listing(reader, scan, clock, stand_ins=stand_ins, active=True)
-    return _result(reader, found, query, stand_ins, None, bounds, now_us, on, offset, first)
+    found = listing_page(
+        reader, scan, clock, offset=offset, first=first, stand_ins=stand_ins, active=True
+    )
+    return _result(reader, found, scan, query, None, bounds, now_us, on, offset, first)
 
 
 def _clock(as_of_us: int, tz: str) -> Expr:
@@ -307,9 +357,9 @@ def _clock(as_of_us: int, tz: str) -> Expr:
 
 def _result(
     reader: Reader,
-    found: Listing,
+    found: Page,
+    scan: Scan,
     query: TimelineQuery,
-    stand_ins: bool,
     entities: Sequence[str] | None,
     bounds: tuple[int | None, int | None] | None,
     as_of: int,
@@ -317,17 +367,12 @@ def _result(
     offset: int,
     first: int,
 ) -> Timeline:
-    """One page of a listing with its values and stand-ins, and what describes the whole."""
-    degraded = _recurrence_degraded(reader, found, bounds, entities)
-    page = found.page(offset, first)
-    scan = found.scan
-    show_values(reader, scan.candidates, page)
-    if stand_ins:
-        stand_in(reader, page, scan.scopes, entities or (), scan.valid_at, found.clock)
+    """One page of a listing made entries, and what describes the whole."""
+    degraded = _recurrence_degraded(reader, found, scan, bounds, entities)
     counts, total = found.counts, found.total
-    end = offset + len(page)
+    end = offset + len(found.rows)
     return Timeline(
-        entries=build_entries(reader, page, query),
+        entries=build_entries(reader, found.rows, query),
         total=total,
         next_offset=end if end < total else None,
         as_of_us=as_of,
@@ -339,7 +384,8 @@ def _result(
 
 def _recurrence_degraded(
     reader: Reader,
-    found: Listing,
+    found: Page,
+    scan: Scan,
     bounds: tuple[int | None, int | None] | None,
     entities: Sequence[str] | None,
 ) -> set[str]:
@@ -357,7 +403,6 @@ def _recurrence_degraded(
         return {"recurrence_truncated"}
     # Sets that go on past their materialised occurrences are rare: find them by the partial
     # index first, then check they are within the query's reach.
-    scan = found.scan
     sql = (
         "SELECT path FROM spans WHERE more = 1 AND start <= ? AND eligible = 1"
         f" AND scope IN ({marks(scan.scopes)})"

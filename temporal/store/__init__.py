@@ -1,4 +1,4 @@
-"""The schema, the connection and its transactions, bulk loading, the reader, names."""
+"""The schema, the connection and its transactions, bulk loading, the reader, names, rows."""
 
 from __future__ import annotations
 
@@ -16,6 +16,14 @@ from temporal.store.names import (
     slug_suffixes,
 )
 from temporal.store.reader import ChainStep, Count, Reader, RecordFilter, StatusCounts
+from temporal.store.rows import (
+    Row,
+    note_body,
+    read_rows,
+    record_details,
+    record_sources,
+    show_values,
+)
 from temporal.store.sql import chunks, marks, run, sqlite_error
 from temporal.store.tables import (
     ASSOCIATE,
@@ -60,6 +68,7 @@ __all__ = [
     "NameRule",
     "Reader",
     "RecordFilter",
+    "Row",
     "StatusCounts",
     "Store",
     "chunks",
@@ -67,11 +76,16 @@ __all__ = [
     "ends_with_path",
     "marks",
     "normalize_name",
+    "note_body",
+    "read_rows",
+    "record_details",
+    "record_sources",
     "run",
     "search_fill",
     "search_objects",
     "search_table",
     "search_triggers",
+    "show_values",
     "slug_suffixes",
     "sqlite_error",
 ]
