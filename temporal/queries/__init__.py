@@ -12,7 +12,12 @@ from temporal.queries.connections import (
     node_rows,
 )
 from temporal.queries.listing import first_standing, listing
-from temporal.queries.matching import MatchMode, search_tokens
+from temporal.queries.matching import (
+    MAX_VARIANT_CHARS,
+    MAX_VARIANTS,
+    MatchMode,
+    search_tokens,
+)
 from temporal.queries.occurrences import Occurrences, occurrences
 from temporal.queries.results import (
     MatchQuality,
@@ -32,11 +37,7 @@ from temporal.queries.rows import (
     TimelineGroup,
     TimelineQuery,
 )
-from temporal.queries.search import (
-    MAX_VARIANT_CHARS,
-    MAX_VARIANTS,
-    search_records,
-)
+from temporal.queries.search import search_records
 from temporal.queries.timeline import (
     LastSeen,
     chronicle_day,

@@ -11,12 +11,11 @@ hit. Every figure is reported, so a client can tell a thin relaxed answer from a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from temporal.queries.matching import MatchMode, Part, expression, parts, top
 from temporal.queries.results import RelaxedFallback
-from temporal.store import Reader, RecordFilter, marks
+from temporal.store import Part, Reader, RecordFilter, marks, parts, top
 
 __all__ = ["MAX_KEYWORDS", "MAX_RECALL", "Relaxed", "relaxed"]
 
@@ -36,14 +35,15 @@ class Relaxed:
 
 def relaxed(
     reader: Reader,
-    fragments: Sequence[str],
+    fragments: Mapping[str, str],
     *,
     flt: RecordFilter,
     scopes: Sequence[str],
     scoped_active: int,
     outside: int,
 ) -> Relaxed:
-    """The relaxed pass over these fragments (distinct tokens, in query order).
+    """The relaxed pass over these fragments (distinct tokens, in query order, each with its
+    own MATCH expression, `matching.Query.quoted`).
 
     `scoped_active` notes of the filter's scopes pass the filter, `outside` do not
     (`scope_counts`).
@@ -56,7 +56,7 @@ def relaxed(
     no_match: list[str] = []
     too_common: list[str] = []
     for fragment in fragments:
-        match = expression([fragment], MatchMode.ANY)
+        match = fragments[fragment]
         found = parts(reader, flt, scopes, match)
         # Each scope's index holds all its notes, so a fragment's matches in the indexes,
         # less the notes the filter leaves out, are a floor of its holders (and, when it
@@ -80,14 +80,14 @@ def relaxed(
     survivors: list[tuple[int, float]] = []
     held: dict[int, tuple[str, ...]] = {}
     scored: list[tuple[int, float]] = []
-    match = expression(keywords, MatchMode.ANY)
+    match = " OR ".join(fragments[k] for k in keywords)  # `expression(keywords, ANY)`
     if keywords:
         recall = parts(reader, flt, scopes, match)
         ceiling = sum(frequency[k] for k in keywords)
         scored = top(reader, recall, limit=MAX_RECALL + 1, matches=ceiling)
         in_query_order = sorted(keywords, key=order.__getitem__)
         recalled_rows = [rowid for rowid, _ in scored[:MAX_RECALL]]
-        holders = {k: _holding(reader, recall, k, recalled_rows) for k in in_query_order}
+        holders = {k: _holding(reader, recall, fragments[k], recalled_rows) for k in in_query_order}
         for rowid in recalled_rows:
             held[rowid] = tuple(k for k in in_query_order if rowid in holders[k])
         # A stable sort: within one coverage, the recall's order (BM25, id, scope) stands.
@@ -131,14 +131,12 @@ def _count(reader: Reader, found: Sequence[Part], *, limit: int) -> int:
     return held
 
 
-def _holding(
-    reader: Reader, found: Sequence[Part], keyword: str, rowids: Sequence[int]
-) -> set[int]:
-    """Which of these rowids (notes of the parts' scopes) hold the keyword."""
+def _holding(reader: Reader, found: Sequence[Part], match: str, rowids: Sequence[int]) -> set[int]:
+    """Which of these rowids (notes of the parts' scopes) hold the keyword (its `match`)."""
     held: set[int] = set()
-    match = expression([keyword], MatchMode.ANY)
     for part in found:
-        # `+rowid`: read the keyword's matches once, rather than seek each row (snippets.py).
+        # `+rowid`: read the keyword's matches once, rather than seek each row
+        # (temporal/store/fts.py).
         sql = f"SELECT rowid FROM {part.table} WHERE {part.table} MATCH ? AND +rowid IN"
         held.update(r for (r,) in reader.run(f"{sql} ({marks(rowids)})", [match, *rowids]))
     return held

@@ -23,57 +23,39 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from temporal.queries.matching import (
-    COLUMNS,
-    MAX_QUERY_CHARS,
-    MAX_QUERY_TOKENS,
-    MatchMode,
-    Row,
-    count,
-    details,
-    expression,
-    parts,
-    ranked,
-    row,
-    scope_counts,
-    search_tokens,
-    text_tokens,
-    top,
-)
+from temporal.queries.matching import MatchMode, Query, keyword_queries
 from temporal.queries.relaxed import relaxed as relaxed_pass
 from temporal.queries.results import (
     MatchQuality,
     Retrieval,
     RetrievalReason,
-    SearchHit,
     SearchPage,
     SearchStrategy,
 )
-from temporal.queries.snippets import bodies, hits, matching, snippet, tokens_held
+from temporal.queries.snippets import hits
 from temporal.records import LifecycleFilter
-from temporal.store import Reader, RecordFilter, marks, search_table
-from vault import InvalidCursor, InvalidInput
+from temporal.store import (
+    MATCHED_COLUMNS,
+    Matched,
+    Reader,
+    RecordFilter,
+    count,
+    details,
+    marks,
+    matching,
+    parts,
+    ranked,
+    row,
+    scope_counts,
+    search_table,
+    top,
+)
+from vault import InvalidCursor
 
-__all__ = [
-    "MAX_VARIANTS",
-    "MAX_VARIANT_CHARS",
-    "MAX_VARIANT_HITS",
-    "RRF_K",
-    "search_records",
-]
+__all__ = ["MAX_VARIANT_HITS", "RRF_K", "search_records"]
 
-MAX_VARIANTS = 5
-MAX_VARIANT_CHARS = 100
 MAX_VARIANT_HITS = 100  # candidates of each keyword query when variants are fused
 RRF_K = 60  # reciprocal rank fusion: score = sum of 1 / (RRF_K + rank), rank from 1
-
-
-@dataclass(frozen=True, slots=True)
-class _Query:
-    """One keyword query (the query or a variant): its tokens and MATCH expression."""
-
-    tokens: tuple[str, ...]  # distinct, in order
-    match: str
 
 
 def search_records(
@@ -113,7 +95,7 @@ def search_records(
             filter bound is bad.
         InvalidCursor: `relaxed` while the strategy is STRICT or the strict queries match.
     """
-    queries = _queries(query, variants, mode)
+    queries = keyword_queries(query, variants, mode)
     if relaxed and strategy is not SearchStrategy.AUTO:
         raise InvalidCursor("The cursor is of a relaxed pass, which only 'strategy: AUTO' takes")
     scoped, outside = scope_counts(reader, flt, scopes)
@@ -126,17 +108,18 @@ def search_records(
         )
     else:
         page, counts, limited = _fused(reader, queries, mode, flt, scopes, first, offset, outside)
-    hits_, pool = page
+    pool = page.total
     if pool:
         if relaxed:
             raise InvalidCursor("The cursor is of a relaxed pass, but the keywords match as given")
         reason = RetrievalReason.MATCHED if offset < pool else RetrievalReason.OFFSET_BEYOND_POOL
         retrieval = Retrieval(reason, scoped, pool, limited, counts)
-        return SearchPage(tuple(hits_), pool, retrieval)
+        made = hits(reader, page.rows, page.match, page.matches, replaced=page.later)
+        return SearchPage(tuple(made), pool, retrieval)
     if strategy is not SearchStrategy.AUTO or (offset and not relaxed):
         retrieval = Retrieval(RetrievalReason.NO_LEXICAL_MATCH, scoped, 0, False, counts)
         return SearchPage((), 0, retrieval)
-    fragments = tuple(dict.fromkeys(t for q in queries for t in q.tokens))
+    fragments = _quoted(queries)
     found = relaxed_pass(
         reader, fragments, flt=flt, scopes=scopes, scoped_active=scoped, outside=outside
     )
@@ -156,37 +139,21 @@ def search_records(
     return SearchPage(tuple(page_hits), survived, retrieval, relaxed=True)
 
 
-def _queries(query: str, variants: Sequence[str], mode: MatchMode) -> list[_Query]:
-    """The keyword queries: the query, then each variant; without variants the query alone."""
-    if not variants:
-        texts = [search_tokens(query)]
-    else:
-        texts = [text_tokens(query, name="query", limit=MAX_QUERY_CHARS)]
-        if len(texts[0]) > MAX_QUERY_TOKENS:
-            raise InvalidInput(
-                f"Argument 'query' must hold at most {MAX_QUERY_TOKENS} word tokens,"
-                f" not {len(texts[0])}"
-            )
-        texts += [text_tokens(v, name="variants", limit=MAX_VARIANT_CHARS) for v in variants]
-        if not any(texts):
-            raise InvalidInput(
-                "Arguments 'query' and 'variants' hold no word token (letters or digits between"
-                " punctuation and spaces)"
-            )
-    out = []
-    for tokens in texts:
-        distinct = tuple(dict.fromkeys(tokens))
-        match = expression(tokens if mode is MatchMode.PHRASE else distinct, mode) if tokens else ""
-        out.append(_Query(distinct, match))
-    return out
+@dataclass(frozen=True, slots=True)
+class _Page:
+    """The rows of a page, the replacements after them (each with its superseded match), the
+    MATCH expression every row matches, the tokens each matched, and the hits in all."""
 
-
-_Page = tuple[list[SearchHit], int]  # the page's hits, and the hits there are in all
+    rows: list[Matched]
+    later: list[tuple[Matched, Matched]]
+    match: str
+    matches: dict[int, tuple[str, ...]]
+    total: int
 
 
 def _single(
     reader: Reader,
-    query: _Query,
+    query: Query,
     mode: MatchMode,
     flt: RecordFilter,
     scopes: Sequence[str],
@@ -212,13 +179,12 @@ def _single(
     # Every row matched the one query: direct hits, and the superseded matches of replacements.
     everyone = [*rows, *(old for old, _ in later)]
     matches = _matches(reader, everyone, [query], [{r.rowid for r in everyone}], mode)
-    page = hits(reader, rows, query.match, matches) + _replacement_hits(reader, later, matches)
-    return (page, total), (direct,), False
+    return _Page(rows, later, query.match, matches, total), (direct,), False
 
 
 def _fused(
     reader: Reader,
-    queries: Sequence[_Query],
+    queries: Sequence[Query],
     mode: MatchMode,
     flt: RecordFilter,
     scopes: Sequence[str],
@@ -254,9 +220,8 @@ def _fused(
     matches.update(
         _matches(reader, [old for old, _ in later], queries, [None] * len(queries), mode)
     )
-    page = hits(reader, rows, combined, matches) + _replacement_hits(reader, later, matches)
     limited = any(n > MAX_VARIANT_HITS for n in counts)
-    return (page, total), tuple(counts), limited
+    return _Page(rows, later, combined, matches, total), tuple(counts), limited
 
 
 def _fuse(reader: Reader, lists: Sequence[Sequence[int]]) -> list[tuple[int, float]]:
@@ -278,8 +243,8 @@ def _fuse(reader: Reader, lists: Sequence[Sequence[int]]) -> list[tuple[int, flo
 
 def _matches(
     reader: Reader,
-    rows: Sequence[Row],
-    queries: Sequence[_Query],
+    rows: Sequence[Matched],
+    queries: Sequence[Query],
     known: Sequence[set[int] | None],
     mode: MatchMode,
 ) -> dict[int, tuple[str, ...]]:
@@ -291,7 +256,7 @@ def _matches(
             ask the index.
     """
     if mode is MatchMode.ANY:
-        return tokens_held(reader, rows, tuple(dict.fromkeys(t for q in queries for t in q.tokens)))
+        return _tokens_held(reader, rows, queries)
     found: dict[int, dict[str, None]] = {r.rowid: {} for r in rows}
     for query, matched in zip(queries, known, strict=True):
         if not query.tokens or not rows:
@@ -302,27 +267,9 @@ def _matches(
     return {rowid: tuple(tokens) for rowid, tokens in found.items()}
 
 
-def _replacement_hits(
-    reader: Reader, pairs: Sequence[tuple[Row, Row]], matches: dict[int, tuple[str, ...]]
-) -> list[SearchHit]:
-    """Hits of replacements, each `via` its superseded match and with that one's matches."""
-    return [
-        SearchHit(
-            record=new.ref,
-            scope=new.scope,
-            score=None,
-            matches=matches[old.rowid],
-            snippet=snippet(bodies(reader, [new.rowid])[new.rowid], None, new.body_line),
-            via=old.ref,
-            locator=new.locator,
-        )
-        for old, new in pairs
-    ]
-
-
 def _replacements(
     reader: Reader, match: str, flt: RecordFilter, scopes: Sequence[str]
-) -> list[tuple[Row, Row]]:
+) -> list[tuple[Matched, Matched]]:
     """(superseded match, its current replacement) pairs, in the superseded matches' order."""
     if flt.lifecycle is not LifecycleFilter.ACTIVE:
         return []
@@ -335,9 +282,9 @@ def _replacements(
     if not matched:
         return []
     direct_where, direct_params = reader._filter(flt, scopes)
-    keep_sql = f"SELECT {COLUMNS} FROM notes n WHERE n.path = ? AND {direct_where}"
+    keep_sql = f"SELECT {MATCHED_COLUMNS} FROM notes n WHERE n.path = ? AND {direct_where}"
     pass_sql = f"SELECT 1 FROM notes n WHERE n.path = ? AND {where}"
-    pairs: list[tuple[Row, Row]] = []
+    pairs: list[tuple[Matched, Matched]] = []
     seen: set[str] = set()
     for old in matched:
         current = None
@@ -365,3 +312,20 @@ def _replacements(
         seen.add(current)
         pairs.append((old, new))
     return pairs
+
+
+def _tokens_held(
+    reader: Reader, rows: Sequence[Matched], queries: Sequence[Query]
+) -> dict[int, tuple[str, ...]]:
+    """The tokens (of the query, then the variants, each once) each record holds anywhere
+    (title, aliases or body), in the tokens' order."""
+    found: dict[int, list[str]] = {r.rowid: [] for r in rows}
+    for token, match in _quoted(queries).items():
+        for rowid in matching(reader, rows, match):
+            found[rowid].append(token)
+    return {r: tuple(ts) for r, ts in found.items()}
+
+
+def _quoted(queries: Sequence[Query]) -> dict[str, str]:
+    """The distinct tokens of the query, then the variants, each with its own MATCH expression."""
+    return {t: q for query in queries for t, q in zip(query.tokens, query.quoted, strict=True)}

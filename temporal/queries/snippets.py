@@ -1,15 +1,14 @@
-"""Hits made of matched rows: the body's snippet around the first match, and which tokens a
-record holds."""
+"""Hits made of matched rows: the body's snippet around the first match; the hits of
+replacements, `via` their superseded matches."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from temporal.queries.matching import MatchMode, Row, expression
 from temporal.queries.results import MatchQuality, SearchHit, Snippet
-from temporal.store import Reader, marks, search_table
+from temporal.store import Matched, Reader, bodies, by_table, marks
 
-__all__ = ["bodies", "hits", "matching", "snippet", "tokens_held"]
+__all__ = ["hits", "snippet"]
 
 _SNIPPET_BEFORE = 60  # characters of context kept before the first match
 _SNIPPET_CHARS = 200  # longest snippet
@@ -22,14 +21,38 @@ _MARKERS = (("\ue000", "\ue001"), ("\ue002", "\ue003"), ("\U000f0000", "\U000f00
 
 def hits(
     reader: Reader,
-    rows: Sequence[Row],
+    rows: Sequence[Matched],
     match: str,
     matches: Mapping[int, tuple[str, ...]],
     *,
     quality: MatchQuality = MatchQuality.EXACT,
+    replaced: Sequence[tuple[Matched, Matched]] = (),
 ) -> list[SearchHit]:
     """The hits of these rows, each with its snippet around the first match of `match` (a
-    MATCH expression every row matches) and its `matches` (by rowid)."""
+    MATCH expression every row matches) and its `matches` (by rowid); then those of the
+    `replaced` pairs (superseded match, its current replacement): each replacement `via` its
+    superseded match and with that one's matches."""
+    return _hits(reader, rows, match, matches, quality) + [
+        SearchHit(
+            record=new.ref,
+            scope=new.scope,
+            score=None,
+            matches=matches[old.rowid],
+            snippet=snippet(bodies(reader, [new.rowid])[new.rowid], None, new.body_line),
+            via=old.ref,
+            locator=new.locator,
+        )
+        for old, new in replaced
+    ]
+
+
+def _hits(
+    reader: Reader,
+    rows: Sequence[Matched],
+    match: str,
+    matches: Mapping[int, tuple[str, ...]],
+    quality: MatchQuality,
+) -> list[SearchHit]:
     if not rows:
         return []
     found = bodies(reader, [r.rowid for r in rows])
@@ -43,7 +66,7 @@ def hits(
     )
     marked: dict[int, str] = {}
     if opening:
-        for table, rowids in _by_table(rows).items():
+        for table, rowids in by_table(rows).items():
             sql = (
                 f"SELECT rowid, highlight({table}, 2, ?, ?) FROM {table}"
                 f" WHERE {table} MATCH ? AND +rowid IN ({marks(rowids)})"
@@ -67,32 +90,6 @@ def hits(
     return out
 
 
-def tokens_held(
-    reader: Reader, rows: Sequence[Row], tokens: Sequence[str]
-) -> dict[int, tuple[str, ...]]:
-    """The tokens each record holds anywhere (title, aliases or body), in the tokens' order."""
-    found: dict[int, list[str]] = {r.rowid: [] for r in rows}
-    for token in tokens:
-        for rowid in matching(reader, rows, expression([token], MatchMode.ANY)):
-            found[rowid].append(token)
-    return {r: tuple(ts) for r, ts in found.items()}
-
-
-def matching(reader: Reader, rows: Sequence[Row], match: str) -> set[int]:
-    """The rowids of the rows that match the MATCH expression `match`."""
-    found: set[int] = set()
-    for table, rowids in _by_table(rows).items():
-        sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND +rowid IN ({marks(rowids)})"
-        found.update(rowid for (rowid,) in reader.run(sql, [match, *rowids]))
-    return found
-
-
-def bodies(reader: Reader, rowids: Sequence[int]) -> dict[int, str]:
-    """The body of each of these notes."""
-    sql = f"SELECT rowid, body FROM notes WHERE rowid IN ({marks(rowids)})"
-    return dict(reader.run(sql, list(rowids)).fetchall())
-
-
 def snippet(body: str, span: tuple[int, int] | None, body_line: int) -> Snippet | None:
     """Up to 200 characters of the body around `span` (its opening when None)."""
     if not body.strip():
@@ -111,14 +108,6 @@ def snippet(body: str, span: tuple[int, int] | None, body_line: int) -> Snippet 
     first_line = body_line + body.count("\n", 0, start)
     last_line = body_line + body.count("\n", 0, max(start, end - 1))
     return Snippet(body[start:end], start, end, first_line, last_line, span is not None)
-
-
-def _by_table(rows: Sequence[Row]) -> dict[str, list[int]]:
-    """The rows' rowids by the full-text index of their scope."""
-    found: dict[str, list[int]] = {}
-    for row in rows:
-        found.setdefault(search_table(row.scope), []).append(row.rowid)
-    return found
 
 
 def _first_span(marked: str, opening: str, closing: str) -> tuple[int, int] | None:

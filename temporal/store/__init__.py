@@ -1,9 +1,25 @@
-"""The schema, the connection and its transactions, bulk loading, the reader, names, rows."""
+"""The schema, the connection and its transactions, bulk loading, the reader, names, rows,
+the keyword index read."""
 
 from __future__ import annotations
 
 from temporal.store.bulk import Background, Bulk
 from temporal.store.database import Store
+from temporal.store.fts import (
+    MATCHED_COLUMNS,
+    Matched,
+    Part,
+    bodies,
+    by_table,
+    count,
+    details,
+    matching,
+    parts,
+    ranked,
+    row,
+    scope_counts,
+    top,
+)
 from temporal.store.names import (
     LINK_RULES,
     LOOKUP_RULES,
@@ -52,6 +68,7 @@ __all__ = [
     "INSERT_NOTE",
     "LINK_RULES",
     "LOOKUP_RULES",
+    "MATCHED_COLUMNS",
     "NOTE_COLUMNS",
     "PROJECTION_TABLES",
     "SEARCH_KEYS_FILL",
@@ -65,22 +82,33 @@ __all__ = [
     "ChainStep",
     "Count",
     "Designation",
+    "Matched",
     "NameRule",
+    "Part",
     "Reader",
     "RecordFilter",
     "Row",
     "StatusCounts",
     "Store",
+    "bodies",
+    "by_table",
     "chunks",
+    "count",
     "designate",
+    "details",
     "ends_with_path",
     "marks",
+    "matching",
     "normalize_name",
     "note_body",
+    "parts",
+    "ranked",
     "read_rows",
     "record_details",
     "record_sources",
+    "row",
     "run",
+    "scope_counts",
     "search_fill",
     "search_objects",
     "search_table",
@@ -88,4 +116,5 @@ __all__ = [
     "show_values",
     "slug_suffixes",
     "sqlite_error",
+    "top",
 ]

@@ -16,8 +16,8 @@ import pytest
 
 import temporal
 from temporal import LifecycleFilter, MatchMode, RecordFilter
-from temporal.queries.matching import expression, parts, scope_counts, search_tokens, top
-from temporal.store import search_table
+from temporal.queries.matching import expression, search_tokens
+from temporal.store import parts, scope_counts, search_table, top
 
 NOW = 1_800_000_000_000_000
 SCOPES = ["clean", "default", "private", "team"]
