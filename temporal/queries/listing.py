@@ -6,6 +6,10 @@ counts them by clock relation and reads one page of them. The *rare* rest is rea
 settled in Python: `source_event` claims, which stand for their source meeting (SPEC
 "Timeline") and leave the list when they do, and, in an `ACTIVE` query, superseded records,
 which give way to their current records listed after the direct matches (SPEC section 3).
+
+A query calls here once (`listing_page`, `latest`, `anchor_rows`): the candidates' filters and
+the statements over them (`select`, `anchor_sql`) are written here and run by the store, and
+the page comes back with its values and stand-ins.
 """
 
 from __future__ import annotations
