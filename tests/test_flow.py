@@ -1,14 +1,16 @@
 """Data flows down once and back once (issue 16, item 6): the modules one query passes through.
 
-A query's calls are traced (`sys.setprofile`) through the modules of `temporal/` and `graph/`;
-frames of other code (the API, the standard library) are transparent, and consecutive frames of
-one module are one *visit*. A visit is a **return** when its module was visited earlier in the
-query, is not on the stack (a callee giving control back to its caller is no return) and the
-visit is not a *utility call*: one into `temporal/calendar/` or `temporal/store/` whose whole
-subtree stays in those two rooms (a date, a clock, one SQL statement). Each return is a module
-the query left and came back to: the straight path (arguments parsed by `calendar`, one plan
-and its SQL in `queries`, rows read by `store`, entries, grouping and clocks in `queries`) has
-none.
+A query (what its resolver calls) is traced with `sys.setprofile` through the modules of
+`temporal/calendar`, `temporal/store`, `temporal/queries`, `temporal/records.py` and `graph/`;
+frames of other code (the API, the standard library, generated `__init__`s) are transparent,
+and consecutive frames of one module are one *visit*. A visit is a **return** when its module
+was visited earlier in the query, is not on the stack (a callee giving control back to its
+caller is no return) and the visit is not a *utility call*: one into `calendar`, `records`,
+`store` or the graph's published view (`graph.view`, `graph.sharded`) whose whole subtree stays
+in those (a date, a clock, a domain value, one SQL statement, one node's adjacency). Each return
+is a module the query left and came back to: the straight path (arguments parsed by
+`calendar`, one plan and its SQL in `queries`, rows read by `store`, entries, grouping and
+clocks in `queries`) has none.
 """
 
 from __future__ import annotations
