@@ -1,16 +1,22 @@
 """A mixed load against a real `almanac serve`: keep-alive clients, one note edited every second.
 
     python bench/load.py [--notes 2000] [--clients 16] [--seconds 60] [--warmup 10] [--vault DIR]
-        [--hubs-every N] [--workers N] [--state FILE] [--floor]
+        [--hubs-every N] [--workers N] [--state FILE] [--floor] [--mix timeline=50,graph=20,...]
 
-Starts `python -m api serve` over a generated vault (or `--vault`), then `--clients` threads,
-each with one keep-alive connection, send timelines, chronicle days, graph walks and lookups
-in turn while another thread rewrites one note a second (the five most referenced first, so
-the largest reconciles fall in the warm-up; `--hubs-every N`: again every N edits, for
-short runs that repeat them at known times). Prints one JSON object: requests/s,
-p50/p95/p99 per query kind, failures (any non-200 or GraphQL error), the server's CPU time per
-request (the clients share the machine's cores: requests/s alone mixes in their cost), and its
-resident memory sampled every second, with its growth from the end of `--warmup` to the end.
+Starts `python -m api serve` over a generated vault (or `--vault`, any vault), then `--clients`
+threads, each with one keep-alive connection, send timelines (`first: 50`), chronicle days,
+graph walks (2 hops) and lookups, drawn by `--mix` (default the serving issue's: 50 % timeline,
+20 % chronicleDay, 20 % graph, 10 % lookup), while another thread rewrites one note a second
+(the five most referenced first, so the largest reconciles fall in the warm-up;
+`--hubs-every N`: again every N edits, for short runs that repeat them at known times). What
+the queries ask for is read from the state database once the server answers: the entities
+with a timeline (their ids, for `timeline` and `graph`), the titles of the people (of every
+record if there is no `type: person`) for `lookup`, the days on which something occurred for
+`chronicleDay`, and the most referenced notes for the editor; so any vault works. Prints one
+JSON object: requests/s, p50/p95/p99 (and max) per query kind, failures (any non-200 or
+GraphQL error), the server's CPU time per request (the clients share the machine's cores:
+requests/s alone mixes in their cost), and its resident memory sampled every second, with
+its growth from the end of `--warmup` to the end.
 With `--workers N` the server runs N worker processes (`almanac serve --workers N`): CPU is
 summed over them, memory is that of each worker (RSS and PSS, `/proc/PID/smaps_rollup`) and
 their sum. `--floor` runs the same clients against a plain Starlette app under uvicorn (as
@@ -24,7 +30,7 @@ import argparse
 import json
 import os
 import random
-import re
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -32,6 +38,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +48,9 @@ from serving import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
-PEOPLE = '{ records(first: 100, filter: {type: "person"}) { nodes { id title } } }'
 KINDS = {
     "timeline": (
-        "query($e: ID!) { timeline(entity: $e, first: 20) { total entries { record { id }"
+        "query($e: ID!) { timeline(entity: $e, first: 50) { total entries { record { id }"
         " date { text } clock } meta { snapshot } } }"
     ),
     "chronicle_day": (
@@ -57,6 +63,7 @@ KINDS = {
     ),
     "lookup": "query($n: String!) { lookup(name: $n) { status record { id } candidates { id } } }",
 }
+MIX = "timeline=50,chronicle_day=20,graph=20,lookup=10"  # the serving issue's
 
 
 def _memory_mb(pid: int) -> dict[str, float]:
@@ -130,18 +137,59 @@ def _workers_mb(pid: int) -> dict[str, dict[str, float]]:
     return found
 
 
-def _most_referenced(notes: list[Path], count: int) -> list[Path]:
-    """The notes most often named by others' links and reference fields (by file name)."""
-    named: dict[str, int] = {}
-    for note in notes:
-        text = note.read_text(encoding="utf-8")
-        for target in re.findall(r"\[\[([^\]|#]+)", text) + re.findall(
-            r"^(?:entities|owner|subject|from|to|source): \[?([^\n\]]+)", text, re.M
-        ):
-            for name in target.split(","):
-                key = name.strip().strip("'\"").rsplit("/", 1)[-1]
-                named[key] = named.get(key, 0) + 1
-    return sorted(notes, key=lambda n: (-named.get(n.stem, 0), str(n)))[:count]
+def _picks(state: Path) -> dict[str, list[str]]:
+    """What the clients ask about, read from the server's state database (read-only): the ids
+    of the records with a timeline (associated with something), the titles of the people (of
+    every record if none is a person), the days on which something occurred, and the paths of
+    the five most referenced notes (by resolved links and references)."""
+    with closing(sqlite3.connect(f"file:{state}?mode=ro", uri=True)) as db:
+        entities = [
+            row[0]
+            for row in db.execute(
+                "SELECT n.id FROM notes n JOIN (SELECT DISTINCT entity FROM associations) a"
+                " ON a.entity = n.path WHERE n.eligible = 1 ORDER BY n.id"
+            )
+        ]
+        names = [
+            row[0]
+            for row in db.execute(
+                "SELECT DISTINCT title FROM notes WHERE eligible = 1 AND type = 'person'"
+                " ORDER BY title"
+            )
+        ] or [
+            row[0]
+            for row in db.execute("SELECT DISTINCT title FROM notes WHERE eligible = 1 ORDER BY 1")
+        ]
+        days = [
+            row[0]
+            for row in db.execute(
+                "SELECT DISTINCT substr(text, 1, 10) FROM dates WHERE field = 'occurred_at'"
+                " AND precision IN ('day', 'instant') ORDER BY 1"
+            )
+        ]
+        hubs = [
+            row[0]
+            for row in db.execute(
+                "SELECT resolved_path FROM targets WHERE status = 'resolved'"
+                " GROUP BY resolved_path ORDER BY count(*) DESC, resolved_path LIMIT 5"
+            )
+        ]
+    if not entities or not names or not days:
+        raise RuntimeError(f"the vault has nothing to ask about: {state}")
+    return {"entities": entities, "names": names, "days": days, "hubs": hubs}
+
+
+def _mix(text: str) -> dict[str, float]:
+    """`kind=weight,...` as weights by kind (every kind of KINDS, weights not all zero)."""
+    weights = {}
+    for part in text.split(","):
+        kind, _, weight = part.partition("=")
+        if kind.strip() not in KINDS:
+            raise argparse.ArgumentTypeError(f"unknown kind {kind!r}: one of {', '.join(KINDS)}")
+        weights[kind.strip()] = float(weight)
+    if sum(weights.values()) <= 0 or min(weights.values()) < 0:
+        raise argparse.ArgumentTypeError(f"weights must be >= 0, not all 0: {text!r}")
+    return weights
 
 
 def _percentile(values: list[float], share: float) -> float:
@@ -160,6 +208,7 @@ def run(
     hubs_every: int = 0,
     workers: int = 1,
     floor: dict[str, Any] | None = None,
+    mix: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Drive the server (or with `floor`, answers by query text: a Starlette app serving
     them under uvicorn) and measure it."""
@@ -197,6 +246,8 @@ def run(
                 base,
                 server.pid,
                 vault,
+                state,
+                mix=mix or _mix(MIX),
                 ready=ready,
                 clients=clients,
                 seconds=seconds,
@@ -212,7 +263,9 @@ def _drive(
     base: str,
     pid: int,
     vault: Path,
+    state: Path,
     *,
+    mix: dict[str, float],
     clients: int,
     seconds: float,
     warmup: float,
@@ -235,13 +288,9 @@ def _drive(
         if time.monotonic() - started > 300:
             raise RuntimeError("the workers did not all get ready")
         time.sleep(0.1)
-    with httpx.Client(base_url=base, timeout=30) as client:
-        found = client.post("/graphql", json={"query": PEOPLE}).json()
-        people = found["data"]["records"]["nodes"]
-    samples: dict[str, Any] = {PEOPLE: found}  # one answer per query, for the floor
-    entities = [p["id"] for p in people]
-    names = [p["title"] for p in people]
-    days = [f"2026-0{m}-{d:02d}" for m in range(1, 10) for d in range(1, 29)]
+    picks = _picks(state)
+    samples: dict[str, Any] = {}  # one answer per query, for the floor
+    entities, names, days = picks["entities"], picks["names"], picks["days"]
     notes = sorted(vault.rglob("*.md"))
     stop = threading.Event()
     latencies: dict[str, list[float]] = {kind: [] for kind in KINDS}
@@ -250,12 +299,10 @@ def _drive(
 
     def client_loop(index: int) -> None:
         pick = random.Random(index)
-        kinds = list(KINDS)
+        kinds, weights = list(mix), list(mix.values())
         with httpx.Client(base_url=base, timeout=60) as client:
-            turn = index
             while not stop.is_set():
-                kind = kinds[turn % len(kinds)]
-                turn += 1
+                kind = pick.choices(kinds, weights)[0]
                 variables = {
                     "timeline": {"e": pick.choice(entities)},
                     "chronicle_day": {"d": pick.choice(days)},
@@ -281,7 +328,7 @@ def _drive(
 
     # The notes most referenced by others first: editing one re-resolves all its referrers,
     # the largest reconcile of the run, so the heaps reach their high-water mark in the warm-up.
-    hubs = _most_referenced(notes, 5)
+    hubs = [vault / path for path in picks["hubs"]]
 
     def editor() -> None:
         pick = random.Random(99)
@@ -328,6 +375,9 @@ def _drive(
         "requests_per_s": round(total / elapsed, 1),
         "server_cpu_s": round(cpu, 1),
         "server_cpu_ms_per_request": round(1000 * cpu / total, 3) if total else None,
+        "mix": mix,
+        "picks": {k: len(v) for k, v in picks.items()},
+        "hubs": picks["hubs"],
         "failures": len(failures),
         "failure_examples": failures[:5],
         "ms": {
@@ -336,6 +386,7 @@ def _drive(
                 "p50": round(1000 * statistics.median(values), 1),
                 "p95": round(1000 * _percentile(values, 0.95), 1),
                 "p99": round(1000 * _percentile(values, 0.99), 1),
+                "max": round(1000 * max(values), 1),
             }
             for kind, values in latencies.items()
             if values
@@ -377,6 +428,9 @@ def main() -> None:
         "--floor", action="store_true", help="a Starlette app of precomputed answers instead"
     )
     parser.add_argument(
+        "--mix", type=_mix, default=MIX, help=f"weights of the query kinds (default {MIX})"
+    )
+    parser.add_argument(
         "--hubs-every",
         type=int,
         default=0,
@@ -398,6 +452,7 @@ def main() -> None:
             config=args.config,
             hubs_every=args.hubs_every,
             workers=args.workers,
+            mix=args.mix,
         )
         samples = result.pop("samples")
         if args.floor:  # the same clients against precomputed answers, right after
@@ -409,6 +464,7 @@ def main() -> None:
                 warmup=args.warmup,
                 workers=args.workers,
                 floor=samples,
+                mix=args.mix,
             )
             floor.pop("samples")
             result["floor"] = {k: floor[k] for k in ("requests_per_s", "ms", "failures")}
