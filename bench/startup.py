@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
+import yaml
 from serving import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,17 +69,21 @@ def _memory_mb(pid: int) -> dict[str, float]:
 
 
 def _people(vault: Path, count: int) -> list[tuple[str, str]]:
-    """(id, first alias) of the first `count` person notes, read from the files."""
+    """(id, first alias, else title) of the first `count` person notes, read from the files
+    (`people/` of a generated or a legislators vault)."""
     found: list[tuple[str, str]] = []
     for path in sorted((vault / "people").rglob("*.md")):
         text = path.read_text(encoding="utf-8")
-        if "aliases:\n  - " not in text:
+        if not text.startswith("---\n"):
             continue
-        rid = str(path.relative_to(vault).with_suffix(""))
-        if "\nid: " in text:
-            rid = text.split("\nid: ", 1)[1].split("\n", 1)[0].strip()
-        alias = text.split("aliases:\n  - ", 1)[1].split("\n", 1)[0].strip().strip('"')
-        found.append((rid, alias))
+        fields = yaml.safe_load(text[4:].split("\n---\n", 1)[0])
+        if not isinstance(fields, dict) or fields.get("type") != "person":
+            continue
+        rid = str(fields.get("id") or path.relative_to(vault).with_suffix(""))
+        aliases = fields.get("aliases") or []
+        name = aliases[0] if isinstance(aliases, list) and aliases else fields.get("title")
+        if name:
+            found.append((rid, str(name)))
         if len(found) == count:
             break
     return found
