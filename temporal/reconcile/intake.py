@@ -22,14 +22,13 @@ def take(plan: Plan, path: str, parsed: ParsedNote | None) -> None:
     """
     plan.changes[path] = parsed
     old = plan.entries.get(path)
+    old_keys: tuple[set[str], set[str]] = (set(), set())
     if old is not None:
         # What it referred to no longer has it as a referrer (a new version resolves afresh).
         for res in old.resolved.values():
             if res.path is not None and res.path in plan.referrers:
                 plan.referrers_of(res.path).discard(path)
-        lower, norm = plan.names.keys(path)
-        plan.lower_keys |= lower
-        plan.norm_keys |= norm
+        old_keys = plan.names.keys(path)
         plan.id_keys.add(old.id)
         plan.affected_ids.add(old.id)
         plan.names.remove(path)
@@ -37,6 +36,7 @@ def take(plan: Plan, path: str, parsed: ParsedNote | None) -> None:
     plan.undo.append((path, old))
     plan.file_issues[path] = list(parsed.issues) if parsed else []
     if parsed is None or parsed.note is None:
+        _names_changed(plan, old, None, old_keys, (set(), set()))
         return
     note = parsed.note
     id_ok = not any(i.code == "invalid_id" for i in parsed.issues)
@@ -74,6 +74,7 @@ def take(plan: Plan, path: str, parsed: ParsedNote | None) -> None:
         if note.lifecycle != "active":
             plan.guarded.append(path)
     # Withdrawn notes take no part in resolution: they are out of every query.
+    new_keys: tuple[set[str], set[str]] = (set(), set())
     if note.valid and note.lifecycle != "withdrawn":
         plan.names.add(
             path,
@@ -84,9 +85,30 @@ def take(plan: Plan, path: str, parsed: ParsedNote | None) -> None:
             norms=[key for key, _ in plan.names_of[path]],
         )
         if not plan.first_load:
-            lower, norm = plan.names.keys(path)
-            plan.lower_keys |= lower
-            plan.norm_keys |= norm
+            new_keys = plan.names.keys(path)
+    _names_changed(plan, old, note.id, old_keys, new_keys)
+
+
+def _names_changed(
+    plan: Plan,
+    old: NoteState | None,
+    new_id: str | None,
+    old_keys: tuple[set[str], set[str]],
+    new_keys: tuple[set[str], set[str]],
+) -> None:
+    """The keys under which committed targets may now reach another note, or this one.
+
+    A note rewritten under its id keeps the keys it kept: only those that appeared or vanished
+    can change what a target resolves to, so editing a hub's body leaves its thousands of
+    referrers alone. A new id may change the rule a kept key matches by (a target that
+    matched the file name matches the exact id now): all of its keys count then.
+    """
+    if old is not None and old.id == new_id:
+        plan.lower_keys |= old_keys[0] ^ new_keys[0]
+        plan.norm_keys |= old_keys[1] ^ new_keys[1]
+    else:
+        plan.lower_keys |= old_keys[0] | new_keys[0]
+        plan.norm_keys |= old_keys[1] | new_keys[1]
 
 
 def take_attachments(plan: Plan, added: Iterable[str], removed: Iterable[str]) -> None:

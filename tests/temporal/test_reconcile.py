@@ -674,3 +674,52 @@ def test_a_vault_that_cannot_be_listed_fails_without_reloading_memory(tmp_path: 
     (tmp_path / "away").rename(root)
     assert not rec.reconcile(now_us=NOW).changed
     store.close()
+
+
+def test_editing_a_note_under_its_names_leaves_its_referrers_resolved_as_they_were(
+    tmp_path: Path,
+) -> None:
+    """Only names that appear or vanish make targets resolve again: a hub's body edited, its
+    referrers are not; retitled, the ones naming its old title are (and now dangle)."""
+    root = tmp_path / "vault"
+    referrers = {f"r/{n}.md": f"See [[Hub House]] and [[orgs/hub]] ({n}).\n" for n in range(5)}
+    write(root, {"orgs/hub.md": "---\ntitle: Hub House\n---\nA hub.\n", **referrers})
+    db = tmp_path / "state.db"
+    reconcile(root, db)
+    (root / "orgs/hub.md").write_text("---\ntitle: Hub House\n---\nA hub, edited.\n")
+    edited = reconcile(root, db)
+    assert edited.resolved_paths == ("orgs/hub.md",)
+    (root / "orgs/hub.md").write_text("---\ntitle: Hub Home\n---\nA hub, retitled.\n")
+    retitled = reconcile(root, db)
+    assert retitled.resolved_paths == ("orgs/hub.md", *sorted(referrers))
+    assert dump(db) == clean_rebuild(root, tmp_path, db)
+    with sqlite3.connect(db) as conn:
+        found = conn.execute(
+            "SELECT text, count(*) FROM targets WHERE status = 'resolved' AND path LIKE 'r/%'"
+            " GROUP BY text"
+        ).fetchall()
+    assert found == [("[[orgs/hub]]", 5)]  # [[Hub House]] names nothing any more
+
+
+def test_a_note_given_its_own_file_name_as_id_resolves_its_referrers_again(
+    tmp_path: Path,
+) -> None:
+    """Its keys are the same (the id lower-cased was a slug suffix), but a target that matched
+    the file name among several now matches the exact id."""
+    root = tmp_path / "vault"
+    write(
+        root,
+        {
+            "a/hub.md": "---\ntitle: One\n---\n",
+            "b/hub.md": "---\ntitle: Two\n---\n",
+            "c/x.md": "See [[hub]].\n",
+        },
+    )
+    db = tmp_path / "state.db"
+    reconcile(root, db)
+    (root / "a/hub.md").write_text("---\nid: hub\ntitle: One\n---\n")
+    reconcile(root, db)
+    assert dump(db) == clean_rebuild(root, tmp_path, db)
+    with sqlite3.connect(db) as conn:
+        row = conn.execute("SELECT resolved_path, status FROM targets WHERE path = 'c/x.md'")
+        assert row.fetchall() == [("a/hub.md", "resolved")]
