@@ -14,6 +14,7 @@ from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.graphql import OperationType
 
+from api.context import Context
 from api.documents import Documents
 from api.errors import ErrorCodes, render
 from api.execution import Executor
@@ -149,7 +150,7 @@ class Schema(strawberry.Schema):
         )
         light = self.documents.is_light(query, operation_name)
         pool = self.light if light else self.workers
-        return await asyncio.get_running_loop().run_in_executor(pool, run)
+        return await asyncio.get_running_loop().run_in_executor(pool, _closing(run, context_value))
 
     def shutdown(self) -> None:
         """Wait for the operations running and stop the lanes' threads."""
@@ -167,6 +168,23 @@ class Schema(strawberry.Schema):
         """Log nothing here: the client's errors are the client's (strawberry would log each
         with its source excerpt, ~1 ms apiece, 100 ms for a document of 100 invalid
         directives), and `api.errors.render` logs every unexpected one with its traceback."""
+
+
+def _closing(run: Callable[[], ExecutionResult], context: Any) -> Callable[[], ExecutionResult]:
+    """`run`, then the end of the request's read transaction, on the worker's thread: the
+    answer is complete, and its read connection goes back to the pool at once. Held until
+    the response was sent instead, every request waiting for the event loop kept one: 16
+    keep-alive clients kept 16 connections, each filling its own page cache (SQLite's heap
+    13-20 MB, swinging by 6 MB within seconds, against 5-7 MB)."""
+
+    def closing() -> ExecutionResult:
+        try:
+            return run()
+        finally:
+            if isinstance(context, Context):
+                context.close()
+
+    return closing
 
 
 async def _rendered(source: AsyncGenerator[Any, None]) -> AsyncGenerator[Any, None]:

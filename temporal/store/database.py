@@ -31,6 +31,9 @@ __all__ = ["Store"]
 _BUSY_MS = 10_000
 _MMAP_BYTES = 1 << 30
 _AUTOCHECKPOINT = 1000  # pages: SQLite's default
+# Read connections kept open between reads, at most: each holds its own page cache (2 MB) and
+# statement cache, so a burst of concurrent reads must not leave that many behind for good.
+IDLE_READERS = 8
 
 
 class Store:
@@ -183,7 +186,17 @@ class Store:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             with self._lock:
-                self._readers.append(conn)
+                kept = len(self._readers) < IDLE_READERS
+                if kept:
+                    self._readers.append(conn)
+            if not kept:  # one more than the pool keeps: its caches go with it
+                conn.close()
+
+    @property
+    def idle_readers(self) -> int:
+        """How many read connections are open and waiting for a read (at most
+        `IDLE_READERS`)."""
+        return len(self._readers)
 
     def _ensure_projections(self) -> None:
         tables = {

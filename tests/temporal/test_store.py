@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 
 import temporal
 from temporal.store import chunks, marks, run
+from temporal.store.database import IDLE_READERS
 from vault import IndexUnavailable, InvalidInput, QueryTooComplex
 
 
@@ -54,6 +56,22 @@ def test_read_connections_do_not_map_the_database_file(tmp_path: Path) -> None:
             maps = Path("/proc/self/maps").read_text(encoding="ascii", errors="replace")
             mapped = [line for line in maps.splitlines() if line.endswith(str(path))]
         assert len(mapped) <= 1, mapped
+    finally:
+        store.close()
+
+
+def test_a_burst_of_concurrent_reads_leaves_at_most_the_idle_bound_open(tmp_path: Path) -> None:
+    # Each read connection keeps its own page cache and statements: a burst of concurrent
+    # reads (sixteen clients' requests) must not leave sixteen connections behind for good.
+    store = temporal.Store.open(tmp_path / "state.db")
+    try:
+        with contextlib.ExitStack() as burst:
+            readers = [burst.enter_context(store.read()) for _ in range(IDLE_READERS + 4)]
+            assert all(r.run("SELECT 1").fetchone() == (1,) for r in readers)
+        assert store.idle_readers == IDLE_READERS
+        with store.read() as reader:  # a kept connection reads on
+            assert reader.run("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+        assert store.idle_readers == IDLE_READERS
     finally:
         store.close()
 

@@ -1,0 +1,54 @@
+"""What a server keeps between requests is bounded (issue 11, item 6: memory stays flat).
+
+A request's read connection goes back to the store's pool as soon as its operation has run,
+on the worker's thread. It used to go back when the event loop next ran the request (to send
+its answer): under sixteen keep-alive clients the loop is behind, every request answered by
+a worker but not yet sent kept its connection, and the pool grew to sixteen connections, each
+with its own page cache (SQLite's heap 13-20 MB instead of 5-7 MB). Here the operation is
+awaited as the HTTP view awaits it, and the pool looked at before the request's context is
+closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from api.app import create_app
+from api.context import Context
+from api.services import now_us
+from api.settings import Settings
+from tests.api.helpers import LocalClient
+
+GRAPH = '{ graph(seed: {id: "people/samuel-okafor"}, hops: 1) { nodes { id } } }'
+TIMELINE = (
+    'query { timeline(entity: "people/samuel-okafor", first: 5) { total entries { clock } } }'
+)
+
+
+def test_an_operations_read_connection_is_back_in_the_pool_once_it_has_run(
+    settings: Settings,
+) -> None:
+    app = create_app(settings)
+    services = app.state.services
+    schema = app.state.graphql.schema
+
+    async def run(query: str) -> tuple[int, int, int]:
+        """The pool's idle connections before, once the operation ran, once it is closed."""
+        context = Context(services, None, now_us(), deadline=time.monotonic() + 30)
+        before = services.store.idle_readers
+        try:
+            result = await schema.execute(query, context_value=context)
+            assert not result.errors, result.errors
+            assert result.data
+            ran = services.store.idle_readers
+        finally:
+            context.close()
+        return before, ran, services.store.idle_readers
+
+    with LocalClient(app):  # started (its lifespan), as a server
+        asyncio.run(run(GRAPH))  # waits for the graph's warm-up, which reads meanwhile
+        for query in (TIMELINE, GRAPH, TIMELINE):
+            before, ran, closed = asyncio.run(run(query))
+            assert before >= 1  # the first operation made the connection
+            assert ran == before == closed
