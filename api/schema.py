@@ -175,7 +175,7 @@ def _closing(run: Callable[[], ExecutionResult], context: Any) -> Callable[[], E
     answer is complete, and its read connection goes back to the pool at once. Held until
     the response was sent instead, every request waiting for the event loop kept one: 16
     keep-alive clients kept 16 connections, each filling its own page cache (SQLite's heap
-    13-20 MB, swinging by 6 MB within seconds, against 5-7 MB)."""
+    13-22 MB, swinging by 8 MB within seconds, against 6-10 MB; bench/README.md, "Load")."""
 
     def closing() -> ExecutionResult:
         try:
