@@ -213,6 +213,8 @@ def _in_process_child(vault: str, state: str) -> None:
     from api.settings import Settings
 
     app = create_app(Settings.build(vault=vault, state=state, watch="on"))
+    # CPU time is the process's: the graph's warm-up thread must be done first.
+    app.state.services.wait_graph()
     query_string = urlencode({"query": DASHBOARD}).encode()
     host = [(b"host", b"127.0.0.1:8000")]
 
