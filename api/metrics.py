@@ -211,16 +211,17 @@ class RequestLog:
             await self.app(scope, receive, send)
             return
         began = time.perf_counter()
-        given = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
-        request_id = given if given and _REQUEST_ID.match(given) else self._new_id()
+        given = next((v for k, v in scope["headers"] if k == b"x-request-id"), b"")
+        text = given.decode("latin-1")
+        request_id = text if text and _REQUEST_ID.match(text) else self._new_id()
         status = 500
 
         async def tagged(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                headers = [h for h in message.get("headers", []) if h[0].lower() != b"x-request-id"]
-                headers.append((b"x-request-id", request_id.encode("latin-1")))
+                # The app's own answers never set this header: it is added, not replaced.
+                headers = [*message.get("headers", ()), (b"x-request-id", request_id.encode())]
                 message = {**message, "headers": headers}
             await send(message)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx2 as httpx
 import pytest
+from starlette.testclient import TestClient
 
 from api.metrics import RequestLines
 from tests.api.served import serve
@@ -101,3 +102,16 @@ def test_a_served_text_log_has_a_line_per_request_without_the_query(
     ]
     assert polls[0].endswith(f"cache=miss id={first.headers['x-request-id']}")
     assert "query=" not in logged and "recordCount" not in logged
+
+
+def test_a_request_id_is_echoed_when_it_is_a_short_token_else_made(
+    demo_client: TestClient,
+) -> None:
+    echoed = demo_client.get("/healthz", headers={"X-Request-Id": "trace-42"})
+    assert echoed.headers.get_list("x-request-id") == ["trace-42"]
+    for bad in ("has space", "x" * 65, "semi;colon", ""):
+        made = demo_client.get("/healthz", headers={"X-Request-Id": bad})
+        [request_id] = made.headers.get_list("x-request-id")
+        assert request_id != bad and len(request_id) == 32, request_id
+    first, second = (demo_client.get("/healthz").headers["x-request-id"] for _ in range(2))
+    assert first != second
