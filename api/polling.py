@@ -182,9 +182,12 @@ def etag_matches(header: str | None, tag: str) -> bool:
     """Whether an `If-None-Match` header names `tag` (weak comparison, as RFC 9110 says)."""
     if not header:
         return False
+    quoted = f'"{tag}"'
+    if header == quoted:  # what a poll sends back: the tag it was given
+        return True
     if header.strip() == "*":
         return True
-    return any(part.strip().removeprefix("W/") == f'"{tag}"' for part in header.split(","))
+    return any(part.strip().removeprefix("W/") == quoted for part in header.split(","))
 
 
 def _size(key: tuple[bytes, tuple[str, ...]]) -> int:

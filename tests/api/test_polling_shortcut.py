@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 
 import temporal
 from api.app import create_app
-from api.polling import Answers
+from api.polling import Answers, etag_matches
 from api.settings import Settings
 from tests.api.helpers import LocalClient
 from tests.api.test_polling import Clock
@@ -241,3 +241,23 @@ def test_a_remembered_poll_needs_its_token(demo_vault: Path, tmp_path: Path) -> 
         kept = _poll(client, STATUS, **auth)
         assert kept.status_code == 200 and kept.headers["etag"] == tag
         assert _poll(client, STATUS).status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("header", "matches"),
+    [
+        ('"abc"', True),
+        ('W/"abc"', True),
+        ('"x", W/"abc" ', True),
+        (" * ", True),
+        ('"abcd"', False),
+        ("abc", False),
+        ('"x", "y"', False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_if_none_match_is_compared_weakly_as_rfc_9110_says(
+    header: str | None, matches: bool
+) -> None:
+    assert etag_matches(header, "abc") is matches
