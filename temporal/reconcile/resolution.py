@@ -12,7 +12,7 @@ from temporal.reconcile.names import Resolution
 from temporal.reconcile.plan import Found, Plan, RowEnd, Target
 from temporal.store import NameRule
 
-__all__ = ["resolve_links", "run"]
+__all__ = ["read_by_referrers", "resolve_links", "run"]
 
 _REQUIRED = {"relationship": ("from", "to"), "claim": ("subject",)}
 _MISSING = Resolution("missing")
@@ -203,17 +203,51 @@ def _eligibility(plan: Plan) -> None:
                 r for r in plan.referrers.get(path) or () if r in plan.entries and r not in memo
             }
     # Dangling references and supersession cycles are read off the targets' state: the
-    # referrers of every changed or derived note, and whole superseded_by chains through
-    # them, get their derived issues recomputed too.
+    # referrers of every changed or derived note whose part of it they read changed, and
+    # whole superseded_by chains through them, get their derived issues recomputed too.
     if not plan.first_load:
         touched = plan.derived | set(plan.notes) | {p for p, _ in plan.undo}
         extra: set[str] = set()
         for path in touched:
+            if read_by_referrers(plan.memory.entries.get(path)) == read_by_referrers(
+                plan.entries.get(path)
+            ):
+                continue  # (a hub's body edited: its thousands of referrers stay as they are)
             extra.update(plan.referrers.get(path) or ())
             extra.update(plan.memory.referrers.get(path, ()))
         plan.derived |= {p for p in extra if p in plan.entries}
         plan.derived |= chains(plan, plan.derived)
     _digest(plan)
+
+
+def read_by_referrers(state: NoteState | None) -> tuple[object, ...] | None:
+    """What the rows a note's referrers derive read of it: while it is the same, a change of
+    the note leaves them as they are, and they are not derived again.
+
+    A referrer's rows read of the note it resolves a reference to (and the reconcile keeps
+    them right otherwise):
+
+    - whether it is there and eligible: the referrer's own eligibility (when the field is
+      required: `_eligible`; a flip re-queues the referrers anyway) and its
+      `dangling_reference` issues (`derived_issues`, for any reference field);
+    - the path its `superseded_by` resolves to: the `supersession_cycle` issues of the notes
+      on a chain through it (`chains` takes those whole chains in any case);
+    - its id: the `resolved_id` of the referrer's `targets` rows; a new id re-resolves every
+      target that may name it (`intake._names_changed`), so it is kept here only to be safe.
+
+    Nothing else: `duplicate_id`, `case_collision` and `resurrection_blocked` read the
+    referrer's own id and guard (notes sharing an id are affected: `intake.affected`);
+    messages and lines are the referrer's own; a referrer's `spans`, `sources` and `facts`
+    rows hold its own values and eligibility. The rows that carry the note's own values are
+    keyed by its path and made again with it: its `spans`, and its `associations`, among them
+    those of the claims that name it as `source` (the source's span, read by `ASSOCIATE` from
+    `sources` for every path rewritten, which is how a `source_event` claim's timeline row
+    gets its source's date); the claims' own rows do not change.
+    """
+    if state is None:
+        return None
+    successor = state.resolved.get(("superseded_by", 0))
+    return (state.id, state.eligible, successor.path if successor is not None else None)
 
 
 def _eligible(
