@@ -240,9 +240,13 @@ def read_by_referrers(state: NoteState | None) -> tuple[object, ...] | None:
     messages and lines are the referrer's own; a referrer's `spans`, `sources` and `facts`
     rows hold its own values and eligibility. The rows that carry the note's own values are
     keyed by its path and made again with it: its `spans`, and its `associations`, among them
-    those of the claims that name it as `source` (the source's span, read by `ASSOCIATE` from
-    `sources` for every path rewritten, which is how a `source_event` claim's timeline row
-    gets its source's date); the claims' own rows do not change.
+    those through the claims that name it as `source` (its span under each entity the claims
+    are about, read by `ASSOCIATE` from `sources` for every path rewritten: the source shows
+    at its own date on their timelines, where a `source_event` claim stands for it when
+    asked); the claims' own rows do not change.
+
+    Each of the three is also caught elsewhere (as noted), and the reconcile fuzz passes with
+    no referrer taken here at all: they are taken to be safe, at the cost of a rare edit.
     """
     if state is None:
         return None
