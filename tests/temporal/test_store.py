@@ -148,3 +148,27 @@ def test_sqlite_errors_are_the_projects(error: sqlite3.Error, expected: type) ->
     conn.set_progress_handler(lambda: 1, 1)  # every statement is interrupted
     with pytest.raises(QueryTooComplex):
         run(conn, "SELECT 1")
+
+
+def _mapped(path: Path) -> list[str]:
+    """The lines of this process's memory map that map `path`."""
+    with open("/proc/self/maps", encoding="utf-8") as maps:
+        return [line for line in maps if line.rstrip("\n").endswith(str(path))]
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="Linux's /proc")
+def test_a_write_lets_go_of_the_pages_it_read_through_the_map(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    store = temporal.Store.open(path)
+    rows = [(n, "x" * 200) for n in range(20_000)]
+    try:
+        with store.write() as conn:
+            conn.execute("CREATE TABLE filler (n INTEGER, text TEXT)")
+            conn.executemany("INSERT INTO filler VALUES (?, ?)", rows)
+        with store.write() as conn:
+            assert conn.execute("SELECT sum(length(text)) FROM filler").fetchone()[0] == 4_000_000
+            assert _mapped(path)  # read through the map inside the write
+        assert not _mapped(path)
+        assert store.conn.execute("SELECT count(*) FROM filler").fetchone()[0] == 20_000
+    finally:
+        store.close()
