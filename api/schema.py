@@ -5,7 +5,7 @@ import contextlib
 import functools
 from collections.abc import AsyncGenerator, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 import strawberry
 from graphql import GraphQLError
@@ -29,7 +29,11 @@ from api.types.records import LookupResult, Record, RecordConnection, Status
 from api.types.search import SearchConnection
 from api.types.time import LastSeenResult, OccurrenceResult, TimelineResult
 
-__all__ = ["Query", "Schema", "Subscription", "build_schema"]
+__all__ = ["Query", "Schema", "Subscription", "Turns", "build_schema"]
+
+T = TypeVar("T")
+
+_SPILL_SECONDS = 0.05  # an operation running longer lets the next start beside it
 
 
 @strawberry.type
@@ -113,7 +117,8 @@ class Schema(strawberry.Schema):
 
     Every resolver is synchronous, so the event loop never runs a request's work: it goes on
     accepting and answering while any one request computes, and at most `workers` operations
-    run at once (the others wait their turn, in order, their deadline running). A document
+    run at once, in turns (`Turns`: one alone unless it runs long; the others wait their
+    turn, in order, their deadline running). A document
     already seen to ask only for `lookup`, `record` or `status` runs in a light lane of one
     thread instead, so a dashboard's one-millisecond lookup never waits behind traversals.
     """
@@ -123,6 +128,7 @@ class Schema(strawberry.Schema):
         # A plain executor: its hand-off costs ~50 µs, anyio's thread pool ~80 µs (a lookup
         # answered in process takes ~45 µs).
         self.workers = ThreadPoolExecutor(workers, thread_name_prefix="almanac-graphql")
+        self.turns = Turns()
         # The light lane: a document already seen to ask only for light root fields (`lookup`,
         # `record`, `status`) runs here, so it never waits in line behind heavy operations.
         self.light = ThreadPoolExecutor(1, thread_name_prefix="almanac-light")
@@ -148,9 +154,10 @@ class Schema(strawberry.Schema):
             allowed_operation_types=allowed_operation_types,
             operation_extensions=operation_extensions,
         )
-        light = self.documents.is_light(query, operation_name)
-        pool = self.light if light else self.workers
-        return await asyncio.get_running_loop().run_in_executor(pool, _closing(run, context_value))
+        job = _closing(run, context_value)
+        if self.documents.is_light(query, operation_name):
+            return await asyncio.get_running_loop().run_in_executor(self.light, job)
+        return await self.turns.run(self.workers, job)
 
     def shutdown(self) -> None:
         """Wait for the operations running and stop the lanes' threads."""
@@ -168,6 +175,34 @@ class Schema(strawberry.Schema):
         """Log nothing here: the client's errors are the client's (strawberry would log each
         with its source excerpt, ~1 ms apiece, 100 ms for a document of 100 invalid
         directives), and `api.errors.render` logs every unexpected one with its traceback."""
+
+
+class Turns:
+    """Operations take the pool in turns, in order: one runs alone until it ends or has run
+    `spill_seconds`, then the next may start on another thread beside it (up to the pool's
+    size). Under the GIL a second thread adds no throughput, only contention: the light lane's
+    lookups waited behind two busy threads (`bench/README.md`, "One pool thread"). But an
+    operation that runs long (a graph query waiting for the graph's warm-up, a costly
+    document up to its time limit) must not hold up every other one."""
+
+    def __init__(self, *, spill_seconds: float = _SPILL_SECONDS) -> None:
+        self.spill_seconds = spill_seconds
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._turn = asyncio.Semaphore(1)
+
+    async def run(self, pool: ThreadPoolExecutor, job: Callable[[], T]) -> T:
+        """`job`'s result, run on `pool` at its turn."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # a semaphore belongs to one event loop
+            self._loop, self._turn = loop, asyncio.Semaphore(1)
+        turn = self._turn
+        await turn.acquire()
+        try:
+            running = loop.run_in_executor(pool, job)
+            await asyncio.wait({running}, timeout=self.spill_seconds)
+        finally:
+            turn.release()
+        return await running
 
 
 def _closing(run: Callable[[], ExecutionResult], context: Any) -> Callable[[], ExecutionResult]:

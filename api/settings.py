@@ -31,7 +31,7 @@ class Limits:
     max_aliases: int = 30
     max_fields: int = 1000  # fields a document selects, fragments expanded
     request_seconds: float = 10.0
-    workers: int = 1  # GraphQL operations computed at once (threads; the rest wait their turn)
+    workers: int = 2  # GraphQL operations computed at once (threads; the rest wait their turn)
     max_connections: int = 100  # open WebSocket connections (per process)
     max_subscriptions: int = 10  # operations at once on one WebSocket connection
     send_queue: int = 16  # events queued for one subscription before its client is dropped

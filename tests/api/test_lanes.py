@@ -8,11 +8,14 @@ not a timing), and such a lookup must still be answered, while a traversal waits
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 from api.app import create_app
+from api.schema import Turns
 from api.settings import Settings
 from tests.api.helpers import LocalClient
 
@@ -65,3 +68,37 @@ def test_an_unseen_or_heavy_document_takes_the_pool(settings: Settings) -> None:
         client.post("/graphql", json={"query": named, "operationName": "A"})
         client.post("/graphql", json={"query": named, "operationName": "B"})
         assert documents.is_light(named, "A") and not documents.is_light(named, "B")
+
+
+def test_operations_take_turns_and_a_long_one_lets_the_next_start() -> None:
+    """One operation runs alone (no second thread contends for the interpreter) until it has
+    run `spill_seconds`; then the next starts beside it, so a long one never holds up all."""
+    release = threading.Event()
+    running: list[str] = []
+    most = 0
+
+    def job(name: str, hold: threading.Event | None = None) -> str:
+        nonlocal most
+        running.append(name)
+        most = max(most, len(running))
+        if hold is not None:
+            assert hold.wait(WAIT_S)
+        else:
+            threading.Event().wait(0.01)
+        running.remove(name)
+        return name
+
+    async def quick(turns: Turns, pool: ThreadPoolExecutor) -> list[str]:
+        return await asyncio.gather(*(turns.run(pool, partial(job, f"q{n}")) for n in range(8)))
+
+    async def long_then_quick(turns: Turns, pool: ThreadPoolExecutor) -> str:
+        long = asyncio.ensure_future(turns.run(pool, partial(job, "long", release)))
+        done = await turns.run(pool, partial(job, "quick"))  # while "long" is held
+        assert not long.done()
+        release.set()
+        return done + "+" + await long
+
+    with ThreadPoolExecutor(2) as pool:
+        assert asyncio.run(quick(Turns(spill_seconds=WAIT_S), pool)) == [f"q{n}" for n in range(8)]
+        assert most == 1  # in turns, never two at once
+        assert asyncio.run(long_then_quick(Turns(spill_seconds=0.05), pool)) == "quick+long"
