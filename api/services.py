@@ -200,6 +200,7 @@ class Services:
                 # and the graph follows them with its own changes; one that had to load its
                 # memory again in full cannot say: the graph is then built again from scratch.
                 self._project(None if result.reloaded else result.with_followed())
+                self.store.unmap()  # the file pages it read count in RSS while mapped
                 if result.changed:
                     release_free_memory()
                 return result

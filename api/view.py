@@ -163,9 +163,9 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             context.cache = "hit"
         if etag_matches(_header(scope, b"if-none-match"), tag):
             context.cache = "hit"
-            return Response(status_code=304, headers=_tag_headers(tag))
+            return _Tagged(tag)
         if kept is not None:
-            return Response(kept.body, media_type="application/json", headers=_tag_headers(tag))
+            return _Tagged(tag, kept.body)
         return None
 
     def _remembered(
@@ -264,6 +264,23 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         except AlmanacError:
             raise ConnectionRejectionError() from None
         return cast(UnsetType, UNSET)
+
+
+class _Tagged(Response):
+    """A `304` (no `body`) or a kept answer, its headers written as bytes at once (Starlette's
+    own would lower-case and encode each, and look for the length and type among them)."""
+
+    def __init__(self, tag: str, body: bytes | None = None) -> None:
+        self.background = None
+        self.raw_headers = [(k.lower().encode(), v.encode()) for k, v in _tag_headers(tag).items()]
+        if body is None:
+            self.status_code, self.body = 304, b""
+            return
+        self.status_code, self.body = 200, body
+        self.raw_headers += [
+            (b"content-length", str(len(body)).encode()),
+            (b"content-type", b"application/json"),
+        ]
 
 
 def _tag_headers(tag: str) -> dict[str, str]:

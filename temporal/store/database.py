@@ -127,8 +127,6 @@ class Store:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             raise
-        finally:
-            self._unmap()
         if checkpoint_later:
             self.settle()
             self._checkpointer = threading.Thread(
@@ -136,12 +134,12 @@ class Store:
             )
             self._checkpointer.start()
 
-    def _unmap(self) -> None:
-        """Let go of the pages a write read through the writer's map. They are the page
-        cache's, clean and shared, but every page a process maps counts in its resident size:
-        a server's grew by the ~90-500 MB of the file its reconciles had touched (100,000
-        notes). A new limit makes SQLite unmap the file; the next transaction maps it again
-        as it reads."""
+    def unmap(self) -> None:
+        """Let go of the pages the writer read through its map (a server, after each
+        reconcile). They are the page cache's, clean and shared, but every page a process maps
+        counts in its resident size: a server's grew by the ~90-500 MB of the file its
+        reconciles had touched (100,000 notes). A new limit makes SQLite unmap the file; the
+        next transaction maps it again as it reads."""
         with contextlib.suppress(sqlite3.Error):
             self.conn.execute("PRAGMA mmap_size = 0")
             self.conn.execute(f"PRAGMA mmap_size = {_MMAP_BYTES}")

@@ -262,3 +262,19 @@ def test_a_read_older_than_every_published_graph_gets_the_graph_of_its_own_snaps
             assert view.node("default", "people/ada-lopez") is not None
     finally:
         services.close()
+
+
+def test_a_reconcile_leaves_no_page_of_the_state_file_mapped(
+    demo_vault: Path, tmp_path: Path
+) -> None:
+    state = tmp_path / "state.db"
+    settings = Settings.build(vault=demo_vault, state=state, watch=False)
+    services = Services.open(settings, now_us=now_us(), graph=True)
+    try:
+        services.wait_graph()
+        (demo_vault / "relationships/samuel-kestrel.md").write_text(WORKS_AT_KESTREL)
+        assert services.reconcile_now(now_us=now_us()).changed
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            assert not [line for line in maps if line.rstrip("\n").endswith(str(state))]
+    finally:
+        services.close()

