@@ -118,9 +118,9 @@ class Schema(strawberry.Schema):
     Every resolver is synchronous, so the event loop never runs a request's work: it goes on
     accepting and answering while any one request computes, and at most `workers` operations
     run at once, in turns (`Turns`: one alone unless it runs long; the others wait their
-    turn, in order, their deadline running). A document
-    already seen to ask only for `lookup`, `record` or `status` runs in a light lane of one
-    thread instead, so a dashboard's one-millisecond lookup never waits behind traversals.
+    turn, in order, their deadline running). A document already seen to ask only for
+    `lookup`, `record` or `status` runs in a light lane of one thread instead, so a
+    dashboard's one-millisecond lookup never waits behind traversals.
     """
 
     def __init__(self, *args: Any, workers: int, documents: Documents, **kwargs: Any) -> None:
@@ -187,15 +187,14 @@ class Turns:
 
     def __init__(self, *, spill_seconds: float = _SPILL_SECONDS) -> None:
         self.spill_seconds = spill_seconds
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._turn = asyncio.Semaphore(1)
+        self._turns: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
 
     async def run(self, pool: ThreadPoolExecutor, job: Callable[[], T]) -> T:
         """`job`'s result, run on `pool` at its turn."""
         loop = asyncio.get_running_loop()
-        if self._loop is not loop:  # a semaphore belongs to one event loop
-            self._loop, self._turn = loop, asyncio.Semaphore(1)
-        turn = self._turn
+        if self._turns is None or self._turns[0] is not loop:  # a semaphore is of one loop
+            self._turns = (loop, asyncio.Semaphore(1))
+        turn = self._turns[1]
         await turn.acquire()
         try:
             running = loop.run_in_executor(pool, job)

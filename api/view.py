@@ -150,7 +150,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         if response.status_code != 200 or context.errors:
             return response
         answers.keep(tag, Kept(bytes(response.body), context.operation))
-        response.headers.update(_tag_headers(tag))
+        response.raw_headers += _tag_headers(tag)
         return response
 
     def _cached(
@@ -187,13 +187,11 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         return None
 
     def _tag(self, request: Request, context: Context, answers: Answers) -> str | None:
-        """A GET's tag: the one remembered while the database has not changed (`_remembered`),
-        else worked out from the request's read transaction, the one its execution reads too."""
+        """A GET's tag worked out from the request's read transaction, the one its execution
+        reads too (a remembered tag that answers it was tried before routing:
+        `answer_unchanged`)."""
         # Read before the read transaction begins: a commit after that moves the version.
         version = self.services.store.version()
-        remembered = self._remembered(request.scope, context, answers, version)
-        if remembered is not None:
-            return remembered
         scopes = tuple(readable_scopes(self.services, context.scopes))
         known = answers.work_out(
             context.reader(),
@@ -272,7 +270,7 @@ class _Tagged(Response):
 
     def __init__(self, tag: str, body: bytes | None = None) -> None:
         self.background = None
-        self.raw_headers = [(k.lower().encode(), v.encode()) for k, v in _tag_headers(tag).items()]
+        self.raw_headers = _tag_headers(tag)
         if body is None:
             self.status_code, self.body = 304, b""
             return
@@ -283,9 +281,13 @@ class _Tagged(Response):
         ]
 
 
-def _tag_headers(tag: str) -> dict[str, str]:
-    """The headers of a tagged answer (`304`, kept or executed)."""
-    return {"ETag": f'"{tag}"', "Cache-Control": "private, no-cache", "Vary": "Authorization"}
+def _tag_headers(tag: str) -> list[tuple[bytes, bytes]]:
+    """The headers of a tagged answer (`304`, kept or executed), as ASGI sends them."""
+    return [
+        (b"etag", f'"{tag}"'.encode()),
+        (b"cache-control", b"private, no-cache"),
+        (b"vary", b"Authorization"),
+    ]
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
