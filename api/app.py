@@ -256,12 +256,11 @@ class _Unchanged:
             except AlmanacError:
                 pass
             else:
+                # Unanswered, the request goes on with the context made here (its freshness
+                # checked once); answered, its context stays for the request log to read.
                 response = await self.view.answer_unchanged(scope)
-                # Closed here; the request log reads what it says of the answer.
-                context = scope[CONTEXT] if response is not None else scope.pop(CONTEXT, None)
-                if context is not None:
-                    context.close()
                 if response is not None:
+                    scope[CONTEXT].close()
                     await response(scope, receive, send)
                     return
         await self.app(scope, receive, send)

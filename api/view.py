@@ -122,7 +122,8 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         """A GET answered before routing (`api.app`'s `Unchanged`), when it can be without
         executing or reading: its freshness check first, as for every request, then the tag
         remembered for its query string while the database has not changed, and the client
-        has that tag (`304`) or its answer is kept. None: it goes the whole way (`_poll`)."""
+        has that tag (`304`) or its answer is kept. None: it goes the whole way (`_poll`),
+        with the context made here in `scope`."""
         answers = self.answers
         if answers is None:
             return None
@@ -138,7 +139,9 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         while the database has not changed (no read at all), else worked out from the
         request's own read transaction; `304` when the client has it, the kept answer when
         there is one, else the answer executed (and kept when it has no errors)."""
-        context = await self._http_context(request.scope, self.clock())
+        context = request.scope.get(CONTEXT)  # made before routing (`answer_unchanged`)
+        if context is None:
+            context = await self._http_context(request.scope, self.clock())
         tag = None if context.degraded else self._tag(request, context, answers)
         if tag is None:
             return await self.run(request, context=context)
