@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
 import os
 import socket
+import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -21,7 +23,7 @@ from api.context import CONTEXT, is_loopback, scopes_for_token
 from api.errors import PayloadTooLarge, UnsupportedMediaType, error_response
 from api.explorer import GraphQLDoor, Pages
 from api.live import Feed
-from api.metrics import Metrics, RequestLines, RequestLog
+from api.metrics import Logged, Metrics, RequestLines, RequestLog
 from api.polling import Answers
 from api.schema import build_schema
 from api.services import Services, now_us
@@ -81,18 +83,21 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        services.attach(asyncio.get_running_loop())
         feed.start()
         try:
             yield
         finally:
             await feed.stop()
+            services.attach(None)
             if lines is not None:
                 lines.flush()
             schema.shutdown()  # no operation runs on past the store
             services.close()
 
     guard = Guard(graphql, services, settings.limits)
-    app = Starlette(
+    log = RequestLog(metrics=metrics, lines=lines)
+    app = _App(
         routes=[
             Route("/", pages, methods=["GET"]),
             Route(
@@ -107,11 +112,11 @@ def create_app(
         ],
         middleware=[
             Middleware(_Abortable),
-            Middleware(RequestLog, metrics=metrics, lines=lines),
-            Middleware(_Unchanged, guard=guard, view=graphql),
+            Middleware(Logged, log=log),
         ],
         lifespan=lifespan,
     )
+    app.unchanged = _Unchanged(guard=guard, view=graphql, log=log)
     app.state.services = services
     app.state.feed = feed
     app.state.metrics = metrics
@@ -239,31 +244,58 @@ def check_body(body: bytes, limits: Limits) -> None:
 
 
 class _Unchanged:
-    """Before routing: a `GET /graphql` that passes the guard's checks and whose answer has
-    not changed since its tag was worked out is answered at once (`304`, or the kept answer:
-    `AlmanacGraphQL.answer_unchanged`). Everything else goes the whole way, refusals too (the
-    guard refuses them there, as it does every request)."""
+    """Before anything else (Starlette's own middleware included): a `GET /graphql` that
+    passes the guard's checks and whose answer has not changed since its tag was worked out is
+    answered at once (`304`, or the kept answer: `AlmanacGraphQL.answer_unchanged`), with its
+    request id, metrics and line as `RequestLog` gives every other answer. Everything else goes
+    the whole way, refusals too (the guard refuses them there, as it does every request)."""
 
-    def __init__(self, app: ASGIApp, *, guard: Guard, view: AlmanacGraphQL) -> None:
-        self.app = app
+    def __init__(self, *, guard: Guard, view: AlmanacGraphQL, log: RequestLog) -> None:
         self.guard = guard
         self.view = view
+        self.log = log
+
+    async def answered(self, scope: Scope, send: Send) -> bool:
+        """Whether the request was answered here. Unanswered, it goes on with the context made
+        here (its freshness checked once); answered, its context is closed."""
+        began = time.perf_counter()
+        try:
+            headers = self.guard.check(scope)
+            response = await self.view.answer_unchanged(scope, headers.get("if-none-match"))
+        except AlmanacError:
+            return False  # the whole way answers it, with the error of its class
+        if response is None:
+            return False
+        scope[CONTEXT].close()
+        request_id = self.log.request_id(scope)
+        start = {
+            "type": "http.response.start",
+            "status": response.status_code,
+            "headers": [*response.raw_headers, (b"x-request-id", request_id)],
+        }
+        try:
+            await send(start)
+            await send({"type": "http.response.body", "body": response.body})
+        finally:
+            self.log.record(scope, request_id, response.status_code, began)
+        return True
+
+
+class _App(Starlette):
+    """Starlette, with an unchanged poll answered before its middleware (`_Unchanged`)."""
+
+    unchanged: _Unchanged | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/graphql":
-            try:
-                self.guard.check(scope)
-            except AlmanacError:
-                pass
-            else:
-                # Unanswered, the request goes on with the context made here (its freshness
-                # checked once); answered, its context stays for the request log to read.
-                response = await self.view.answer_unchanged(scope)
-                if response is not None:
-                    scope[CONTEXT].close()
-                    await response(scope, receive, send)
-                    return
-        await self.app(scope, receive, send)
+        if (
+            self.unchanged is not None
+            and scope["type"] == "http"
+            and scope["method"] == "GET"
+            and scope["path"] == "/graphql"
+            and await self.unchanged.answered(scope, send)
+        ):
+            return
+        await super().__call__(scope, receive, send)
 
 
 class _Abortable:

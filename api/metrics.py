@@ -40,7 +40,7 @@ from api.context import CONTEXT, readable_scopes
 from api.live import Feed
 from api.services import Services, now_us
 
-__all__ = ["Metrics", "RequestLines", "RequestLog", "log_requests", "process_memory"]
+__all__ = ["Logged", "Metrics", "RequestLines", "RequestLog", "log_requests", "process_memory"]
 
 log = logging.getLogger("almanac.requests")
 
@@ -188,14 +188,12 @@ class _Requests:
 
 
 class RequestLog:
-    """ASGI middleware: an `X-Request-Id` on every HTTP answer (the client's, when it is a
-    short token, else a new one), the request metrics, and one log line per request in
-    `lines` (`RequestLines`), when given."""
+    """What every HTTP answer gets: an `X-Request-Id` (the client's, when it is a short token,
+    else a new one), the request metrics, and one log line in `lines` (`RequestLines`), when
+    given. `Logged` gives them to every request; `api.app`'s unchanged poll, answered before
+    any middleware, takes them from here too."""
 
-    def __init__(
-        self, app: ASGIApp, *, metrics: Metrics, lines: RequestLines | None = None
-    ) -> None:
-        self.app = app
+    def __init__(self, *, metrics: Metrics, lines: RequestLines | None = None) -> None:
         self.metrics = metrics
         self.lines = lines
         # A made request id: this process's random prefix and a count (unique across workers,
@@ -203,17 +201,40 @@ class RequestLog:
         self._prefix = secrets.token_hex(8)
         self._made = itertools.count(1)
 
-    def _new_id(self) -> str:
-        return f"{self._prefix}{next(self._made):016x}"
+    def request_id(self, scope: Scope) -> bytes:
+        """The request's id: the client's `X-Request-Id` when it is a short token, else a new
+        one (this process's random prefix and a count)."""
+        for key, value in scope["headers"]:
+            if key == b"x-request-id":
+                if _REQUEST_ID.match(value.decode("latin-1")):
+                    return bytes(value)
+                break
+        return f"{self._prefix}{next(self._made):016x}".encode()
+
+    def record(self, scope: Scope, request_id: bytes, status: int, began: float) -> None:
+        """An answered request (`began`: its `time.perf_counter()`): its metrics, and its line."""
+        seconds = time.perf_counter() - began
+        context = scope.get(CONTEXT)
+        operation = _label(scope, context)
+        cache = getattr(context, "cache", "none")
+        self.metrics.count(operation, status, seconds, hit=cache == "hit")
+        if self.lines is not None:
+            self.lines.add(scope, request_id.decode(), operation, seconds, status, context, cache)
+
+
+class Logged:
+    """ASGI middleware: `RequestLog` for every HTTP request."""
+
+    def __init__(self, app: ASGIApp, *, log: RequestLog) -> None:
+        self.app = app
+        self.log = log
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         began = time.perf_counter()
-        given = next((v for k, v in scope["headers"] if k == b"x-request-id"), b"")
-        text = given.decode("latin-1")
-        request_id = text if text and _REQUEST_ID.match(text) else self._new_id()
+        request_id = self.log.request_id(scope)
         status = 500
 
         async def tagged(message: Message) -> None:
@@ -221,20 +242,14 @@ class RequestLog:
             if message["type"] == "http.response.start":
                 status = message["status"]
                 # The app's own answers never set this header: it is added, not replaced.
-                headers = [*message.get("headers", ()), (b"x-request-id", request_id.encode())]
+                headers = [*message.get("headers", ()), (b"x-request-id", request_id)]
                 message = {**message, "headers": headers}
             await send(message)
 
         try:
             await self.app(scope, receive, tagged)
         finally:
-            seconds = time.perf_counter() - began
-            context = scope.get(CONTEXT)
-            operation = _label(scope, context)
-            cache = getattr(context, "cache", "none")
-            self.metrics.count(operation, status, seconds, hit=cache == "hit")
-            if self.lines is not None:
-                self.lines.add(scope, request_id, operation, seconds, status, context, cache)
+            self.log.record(scope, request_id, status, began)
 
 
 class RequestLines:

@@ -14,6 +14,7 @@ import anyio.to_thread
 import temporal
 from api.heap import release_free_memory
 from api.settings import Settings
+from api.wakeup import StateVersion, Wakeup
 from graph import CompactFile, CompactStamp, Edge, Projection, ProjectionView
 from temporal import (
     FINGERPRINT,
@@ -58,9 +59,9 @@ class Services:
     few milliseconds until that commit's view is published, and one that began before keeps
     the previous view, which is never modified.
 
-    Three counters are public, for tests and a future `/metrics`: `arrivals` (queries that
-    awaited `ensure_fresh`), `reconciles` (reconciles begun, failed ones included) and
-    `view_waits` (requests that waited for a reconcile to publish their graph view).
+    Counters are public, for tests and a future `/metrics`: `arrivals` (queries that awaited
+    `ensure_fresh`), `reconciles` (reconciles begun, failed ones included), `view_waits`
+    (requests that waited for a reconcile to publish their graph view) and `follows`.
     """
 
     def __init__(self, settings: Settings, store: Store, reconciler: Reconciler) -> None:
@@ -68,6 +69,8 @@ class Services:
         self.store = store
         self.reconciler = reconciler
         self.watcher: Watcher | None = None
+        self._woken: Wakeup | None = None  # the vault watcher's, once `attach`ed to a loop
+        self.state_version = StateVersion(store)
         self._lock = asyncio.Lock()
         self._thread_lock = threading.Lock()
         self._arrival_lock = threading.Lock()  # the blocking callers' tickets
@@ -156,6 +159,17 @@ class Services:
         """How the service learns of vault changes now: `inotify`, or `scan` (every query)."""
         return "inotify" if self.watcher is not None else "scan"
 
+    def attach(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        """Let `loop`'s own `epoll` say when the vault or the state files may have changed
+        (`api.wakeup`): `ensure_fresh` and `state_version.read` are then called on its thread
+        only. None: detach (on that thread)."""
+        if self._woken is not None:
+            self._woken.close()
+        self._woken = (
+            None if loop is None or self.watcher is None else Wakeup(loop, self.watcher.fileno())
+        )
+        self.state_version.attach(loop)
+
     def wait_graph(self) -> None:
         """Wait until the graph's warm-up at start (if any) has ended."""
         if self._warmer is not None:
@@ -205,6 +219,7 @@ class Services:
                     release_free_memory()
                 return result
             finally:
+                self.state_version.forget()  # it may have committed
                 self._set_applying(False)
                 for listener in list(self.reconcile_listeners):
                     listener(result, time.monotonic() - began)
@@ -437,9 +452,17 @@ class Services:
             raise IndexUnavailable(f"Reconcile failed: {type(exc).__name__}") from exc
 
     def _quiet(self) -> bool:
-        """True when the watcher proves nothing changed; collects what did otherwise."""
+        """True when the watcher proves nothing changed; collects what did otherwise. Attached
+        to a loop, it drains the watcher only when the loop saw it readable."""
+        woken = self._woken
         if self.watcher is None or self._rescan:
+            if self.watcher is None and woken is not None:  # broken: scans from now on
+                self.attach(None)
             return False
+        if woken is not None:
+            if not woken.raised:
+                return not self._pending  # nothing was queued since the last drain
+            woken.arm()  # before draining: what comes after raises it again
         changes = self.watcher.drain()
         if changes is None:
             self._rescan = True

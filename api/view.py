@@ -118,21 +118,34 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                 context.close()
         await response(scope, receive, send)
 
-    async def answer_unchanged(self, scope: Scope) -> Response | None:
-        """A GET answered before routing (`api.app`'s `Unchanged`), when it can be without
+    async def answer_unchanged(self, scope: Scope, if_none_match: str | None) -> Response | None:
+        """A GET answered before routing (`api.app`'s `_Unchanged`), when it can be without
         executing or reading: its freshness check first, as for every request, then the tag
         remembered for its query string while the database has not changed, and the client
-        has that tag (`304`) or its answer is kept. None: it goes the whole way (`_poll`),
-        with the context made here in `scope`."""
+        has that tag (`if_none_match`: `304`) or its answer is kept. None: it goes the whole
+        way (`_poll`), with the context made here in `scope`.
+
+        Raises:
+            IndexUnavailable: the database's version cannot be read.
+        """
         answers = self.answers
         if answers is None:
             return None
         context = await self._http_context(scope, self.clock())
         if context.degraded:
             return None
-        version = self.services.store.version()
-        tag = self._remembered(scope, context, answers, version)
-        return None if tag is None else self._cached(scope, context, answers, tag)
+        known = answers.known(
+            scope.get("query_string", b""),
+            tuple(readable_scopes(self.services, context.scopes)),
+            version=self.services.state_version.read(),
+            clock_us=context.clock_us,
+        )
+        if known is None:
+            return None
+        response = self._cached(context, answers, known.tag, if_none_match)
+        if response is not None:
+            context.seen = known.snapshot
+        return response
 
     async def _poll(self, request: Request, answers: Answers) -> Response:
         """A GET: freshness first (as for every request), then its tag: the one remembered
@@ -145,7 +158,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         tag = None if context.degraded else self._tag(request, context, answers)
         if tag is None:
             return await self.run(request, context=context)
-        cached = self._cached(request.scope, context, answers, tag)
+        cached = self._cached(context, answers, tag, request.headers.get("if-none-match"))
         if cached is not None:
             return cached
         context.cache = "miss"
@@ -157,36 +170,19 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         return response
 
     def _cached(
-        self, scope: Scope, context: Context, answers: Answers, tag: str
+        self, context: Context, answers: Answers, tag: str, if_none_match: str | None
     ) -> Response | None:
-        """`304` when the client has `tag`, the kept answer when there is one, else None."""
+        """`304` when the client has `tag` (`if_none_match`), the kept answer when there is
+        one, else None."""
         kept = answers.get(tag)
         if kept is not None:
             context.operation = kept.operation
             context.cache = "hit"
-        if etag_matches(_header(scope, b"if-none-match"), tag):
+        if etag_matches(if_none_match, tag):
             context.cache = "hit"
             return _Tagged(tag)
         if kept is not None:
             return _Tagged(tag, kept.body)
-        return None
-
-    def _remembered(
-        self, scope: Scope, context: Context, answers: Answers, version: int
-    ) -> str | None:
-        """The tag remembered for the request's query string and scopes at the database's
-        `version`, when the request is answered with it without executing (`304`, or a kept
-        answer)."""
-        scopes = tuple(readable_scopes(self.services, context.scopes))
-        known = answers.known(
-            scope.get("query_string", b""), scopes, version=version, clock_us=context.clock_us
-        )
-        if known is not None and (
-            answers.get(known.tag) is not None
-            or etag_matches(_header(scope, b"if-none-match"), known.tag)
-        ):
-            context.seen = known.snapshot
-            return known.tag
         return None
 
     def _tag(self, request: Request, context: Context, answers: Answers) -> str | None:
@@ -194,7 +190,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         reads too (a remembered tag that answers it was tried before routing:
         `answer_unchanged`)."""
         # Read before the read transaction begins: a commit after that moves the version.
-        version = self.services.store.version()
+        version = self.services.state_version.read()
         scopes = tuple(readable_scopes(self.services, context.scopes))
         known = answers.work_out(
             context.reader(),
@@ -291,11 +287,3 @@ def _tag_headers(tag: str) -> list[tuple[bytes, bytes]]:
         (b"cache-control", b"private, no-cache"),
         (b"vary", b"Authorization"),
     ]
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    """A request header (`name` lower-case), the first of its name."""
-    for key, value in scope["headers"]:
-        if key.lower() == name:
-            return str(value.decode("latin-1"))
-    return None

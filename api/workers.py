@@ -119,6 +119,9 @@ def server_options(settings: Settings) -> dict[str, Any]:
     return {
         "log_level": "info",
         "access_log": False,  # the app writes its own lines (`RequestLines`)
+        # h11 bounds a request's head (16 KiB); uvicorn's httptools parser, picked when it is
+        # installed, would not (and `bench/polling.py` serves its floor with h11 too).
+        "http": "h11",
         "ws": "websockets-sansio",
         "ws_max_size": settings.limits.max_body_bytes,  # a client's message, as a request body
         "timeout_graceful_shutdown": GRACE_SECONDS,

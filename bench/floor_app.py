@@ -51,7 +51,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
     if args.workers == 1:
-        uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+        uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", http="h11")
         return
     here = Path(__file__).resolve().parent
     sys.path[:0] = [str(here.parent)]  # the repository first (bench/ has a graph.py)
@@ -59,7 +59,12 @@ def main() -> None:
     from api.workers import listening_socket
 
     config = uvicorn.Config(
-        "floor_app:app", workers=args.workers, host="127.0.0.1", port=args.port, log_level="warning"
+        "floor_app:app",
+        workers=args.workers,
+        host="127.0.0.1",
+        port=args.port,
+        log_level="warning",
+        http="h11",  # as `almanac serve`
     )
     Multiprocess(config, sockets=[listening_socket("127.0.0.1", args.port)]).run()
 

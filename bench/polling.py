@@ -6,14 +6,14 @@ delay from a commit to its event at many subscribers.
         [--against OTHER_CHECKOUT]
 
 The floor is a Starlette app answering a fixed JSON body of the dashboard answer's size through
-uvicorn, with nothing else: what the machine, uvicorn and the client allow. `floor` runs with
-`--log-level warning` (no access log); `floor_logged` with uvicorn's default `info`, which
-writes uvicorn's access line per request (every `of_floor` ratio is given against both).
-`almanac serve` writes its own request line (`--log-format text`, the default), batched. Both
-servers run in subprocesses; the client is one asyncio loop with `--clients` keep-alive
-connections. The machine is shared, so the paths are measured in turns of `--slice` seconds
-(floor, 304, cached 200, floor, ...; `--seconds` of each in all): a path's `of_floor` is the
-median over the turns of its rate over the floor's rate in the same turn. `--against` also
+uvicorn (h11, as `almanac serve`), with nothing else: what the machine, uvicorn and the client
+allow. `floor` runs with `--log-level warning` (no access log); `floor_logged` with uvicorn's
+default `info`, which writes uvicorn's access line per request (every `of_floor` ratio is given
+against both). `almanac serve` writes its own request line (`--log-format text`, the default),
+batched. Both servers run in subprocesses; the client is one asyncio loop with `--clients`
+keep-alive connections. The machine is shared, so the paths are measured in turns of `--slice`
+seconds (floor, 304, cached 200, floor, ...; `--seconds` of each in all): a path's `of_floor` is
+the median over the turns of its rate over the floor's rate in the same turn. `--against` also
 serves the same vault copy with the code of another checkout (its `api`, from a second state
 file), polled in the same turns: old and new code side by side. `in_process_us` is the CPU time
 of one request through each app called in this process (no sockets, best of 5 rounds): what the
@@ -316,6 +316,7 @@ def main() -> None:
                 bases[floor] = f"http://127.0.0.1:{port}"
                 command = [sys.executable, "-m", "uvicorn", "--factory", "polling:floor_app"]
                 command += ["--app-dir", "bench", "--port", str(port), "--log-level", level]
+                command += ["--http", "h11"]  # as `almanac serve` (`api.workers.server_options`)
                 floor_env = {**env, "FLOOR_BODY": first.text}
                 servers[floor] = _start(command, bases[floor], folder / f"{floor}.log", floor_env)
                 floors[floor] = servers[floor]

@@ -15,7 +15,7 @@ import os
 
 from vault import is_ignored_name
 
-__all__ = ["Watcher"]
+__all__ = ["FileWatch", "Watcher"]
 
 try:
     from inotify_simple import INotify, flags  # type: ignore[import-untyped]
@@ -31,6 +31,8 @@ try:
         | flags.DELETE_SELF
         | flags.MOVE_SELF
     )
+    _FILE_MASK = flags.MODIFY | flags.DELETE_SELF | flags.MOVE_SELF  # a commit writes (MODIFY)
+    _GONE = flags.DELETE_SELF | flags.MOVE_SELF | flags.IGNORED
 except ImportError:  # not Linux: the service scans instead
     INotify = None
 
@@ -48,6 +50,7 @@ class Watcher:
             raise OSError("inotify is not available on this system")
         self.root = os.path.realpath(root)
         self.broken = False
+        self.drains = 0  # reads of the queue (tests: a server reads it only when it has events)
         self._inotify = INotify()
         self._folders: dict[int, str] = {}
         self._root_wd = self._watch(self.root, "")
@@ -56,6 +59,10 @@ class Watcher:
         """Stop watching."""
         self._inotify.close()
 
+    def fileno(self) -> int:
+        """The inotify descriptor: readable while changes wait to be drained."""
+        return int(self._inotify.fileno())
+
     def drain(self) -> set[str] | None:
         """Vault-relative file paths (notes and attachments) changed since the last call; None:
         scan everything."""
@@ -63,6 +70,7 @@ class Watcher:
             return None
         changed: set[str] = set()
         rescan = False
+        self.drains += 1
         try:
             events = self._inotify.read(timeout=0)
         except OSError:
@@ -112,3 +120,36 @@ class Watcher:
                 if entry.is_dir(follow_symlinks=False):
                     self._watch(entry.path, prefix + entry.name + "/")
         return wd
+
+
+class FileWatch:
+    """inotify watches on a few files (a database and its write-ahead log): readable
+    (`fileno`) once any of them was written since the last `drain`. `broken` turns true once
+    one of them was deleted, moved or replaced, or could not be watched: from then on nothing
+    says when the new file is written, and its owner must look every time."""
+
+    def __init__(self, paths: list[str]) -> None:
+        if INotify is None:
+            raise OSError("inotify is not available on this system")
+        self.broken = False
+        self._inotify = INotify()
+        for path in paths:
+            self._inotify.add_watch(path, _FILE_MASK)
+
+    def close(self) -> None:
+        """Stop watching."""
+        self._inotify.close()
+
+    def fileno(self) -> int:
+        """The inotify descriptor: readable while writes wait to be drained."""
+        return int(self._inotify.fileno())
+
+    def drain(self) -> None:
+        """Read what is queued (`broken` if it says a file went away)."""
+        try:
+            events = self._inotify.read(timeout=0)
+        except OSError:
+            self.broken = True
+            return
+        if any(event.mask & _GONE for event in events):
+            self.broken = True

@@ -85,6 +85,11 @@ class Store:
                 self._watching = None
         self.conn.close()
 
+    def files(self) -> list[str]:
+        """The files a commit writes: the database and its write-ahead log (which WAL mode
+        keeps while a connection is open, as this store's writer is)."""
+        return [str(self.path), f"{self.path}-wal"]
+
     def version(self) -> int:
         """A number that changes whenever a commit lands, by any connection of any process
         (this process's writer too): SQLite's `data_version` of a connection kept for it. The

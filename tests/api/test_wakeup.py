@@ -1,0 +1,162 @@
+"""The event loop's own `epoll` says when the vault or the state files may have changed: an
+unchanged poll then costs no system call for its freshness check or its tag's version, and
+every change, by this process or another, is still seen by the next request."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import select
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from api.app import create_app
+from api.services import Services, now_us
+from api.settings import Settings
+from api.wakeup import Wakeup
+from tests.api.helpers import LocalClient
+from vault.watcher import FileWatch
+
+STATUS = "{ status { snapshot recordCount } }"
+
+
+@pytest.fixture
+def served(demo_vault: Path, tmp_path: Path) -> Iterator[TestClient]:
+    """The demo copy watched, its app's lifespan running (so attached to its loop)."""
+    settings = Settings.build(vault=demo_vault, state=tmp_path / "state.db", watch="on")
+    with LocalClient(create_app(settings)) as client:
+        yield client
+
+
+def _poll(client: TestClient, tag: str | None = None) -> Any:
+    headers = {"If-None-Match": tag} if tag else {}
+    return client.get("/graphql", params={"query": STATUS}, headers=headers)
+
+
+def _services(client: TestClient) -> Any:
+    return client.app.state.services  # type: ignore[attr-defined]
+
+
+def test_an_unchanged_poll_reads_neither_the_watcher_nor_the_version(served: TestClient) -> None:
+    tag = _poll(served).headers["etag"]
+    services = _services(served)
+    drains, reads = services.watcher.drains, services.state_version.reads
+    for _ in range(5):
+        assert _poll(served, tag).status_code == 304
+    assert (services.watcher.drains, services.state_version.reads) == (drains, reads)
+
+
+def test_an_edit_is_drained_and_seen_by_the_next_poll(served: TestClient, demo_vault: Path) -> None:
+    first = _poll(served)
+    services = _services(served)
+    drains = services.watcher.drains
+    (demo_vault / "people" / "zora-new.md").write_text("---\ntype: person\n---\nZora.\n", "utf-8")
+    polled = _poll(served, first.headers["etag"])
+    assert polled.status_code == 200 and polled.headers["etag"] != first.headers["etag"]
+    assert polled.json()["data"]["status"]["recordCount"] == 89
+    assert services.watcher.drains > drains
+
+
+def test_a_commit_by_another_connection_is_read_by_the_next_poll(
+    served: TestClient, tmp_path: Path
+) -> None:
+    """A write the vault watcher never sees (another process's commit): the version is read
+    again, the tag worked out again (the same, since what it reads did not change)."""
+    tag = _poll(served).headers["etag"]
+    services = _services(served)
+    answers = served.app.state.graphql.answers  # type: ignore[attr-defined]
+    reads, worked_out = services.state_version.reads, answers.worked_out
+    with sqlite3.connect(tmp_path / "state.db") as other:
+        other.execute("CREATE TABLE probe (x)")
+    polled = _poll(served, tag)
+    assert polled.status_code == 304 and polled.headers["etag"] == tag
+    assert services.state_version.reads == reads + 1
+    assert answers.worked_out == worked_out + 1
+    assert _poll(served, tag).status_code == 304
+    assert services.state_version.reads == reads + 1  # quiet again
+
+
+def test_state_files_moved_away_are_read_at_every_poll(served: TestClient, tmp_path: Path) -> None:
+    """Once a watched file is moved, no event says when the file at its name is written: every
+    poll reads the version again, and still answers."""
+    tag = _poll(served).headers["etag"]
+    services = _services(served)
+    state = tmp_path / "state.db"
+    os.rename(state, tmp_path / "moved.db")
+    os.rename(tmp_path / "moved.db", state)
+    reads = services.state_version.reads
+    for count in range(1, 4):
+        assert _poll(served, tag).status_code == 304
+        assert services.state_version.reads == reads + count
+
+
+def test_a_wakeup_is_raised_by_the_loop_once_its_descriptor_is_readable() -> None:
+    async def run() -> None:
+        read_end, write_end = os.pipe()
+        wakeup = Wakeup(asyncio.get_running_loop(), read_end)
+        assert wakeup.raised  # until armed: the owner must look
+        wakeup.arm()
+        await asyncio.sleep(0.01)
+        assert not wakeup.raised
+        os.write(write_end, b"x")
+        await asyncio.sleep(0.01)
+        assert wakeup.raised
+        wakeup.arm()  # not drained: still readable, raised again at once
+        await asyncio.sleep(0.01)
+        assert wakeup.raised
+        os.read(read_end, 1)
+        wakeup.arm()
+        wakeup.close()  # its own descriptor; the owner's stays open
+        assert wakeup.raised
+        os.write(write_end, b"y")
+        assert os.read(read_end, 1) == b"y"
+        os.close(read_end)
+        os.close(write_end)
+
+    asyncio.run(run())
+
+
+def test_a_file_watch_is_readable_after_a_write_and_broken_after_a_move(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    path.write_bytes(b"a")
+    watch = FileWatch([str(path)])
+    try:
+        with path.open("ab") as file:
+            file.write(b"b")
+        assert select.select([watch.fileno()], [], [], 0)[0]  # what `Wakeup` waits for
+        watch.drain()
+        assert not select.select([watch.fileno()], [], [], 0)[0]
+        assert not watch.broken
+        path.rename(tmp_path / "moved.db")
+        watch.drain()
+        assert watch.broken
+    finally:
+        watch.close()
+
+
+def test_a_reconcile_of_this_process_is_read_at_once(demo_vault: Path, tmp_path: Path) -> None:
+    """Its commit is read by the very next `read`, before the loop could see the log written."""
+    settings = Settings.build(vault=demo_vault, state=tmp_path / "state.db", watch="on")
+    services = Services.open(settings, now_us=now_us(), graph=False)
+
+    async def run() -> None:
+        services.attach(asyncio.get_running_loop())
+        try:
+            before = services.state_version.read()
+            assert services.state_version.read() == before
+            note = demo_vault / "people" / "zora-new.md"
+            note.write_text("---\ntype: person\n---\nZora.\n", "utf-8")
+            services.reconcile_now(now_us=now_us())  # on the loop's thread, between two steps
+            assert services.state_version.read() != before
+        finally:
+            services.attach(None)
+
+    try:
+        asyncio.run(run())
+    finally:
+        services.close()
