@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import signal
@@ -17,7 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2 as httpx
+import pendulum
 import pytest
+from websockets.asyncio.client import ClientConnection, connect
 
 import temporal
 from api.workers import listening_socket, worker_count
@@ -131,6 +134,70 @@ def test_two_workers_both_see_an_edit_on_their_next_query(tmp_path: Path) -> Non
                 client.close()
         text = server.log.read_text()
         assert re.search(r"Worker \d+ ready: RSS \d+ MB, PSS \d+ MB", text), text
+
+
+EVENTS = "subscription { snapshots { snapshot committedAt changed } }"
+
+
+def _worker_socket(server: Server) -> tuple[int, socket.socket]:
+    """A connection, and the pid of the worker that serves it (it asks `/metrics` over
+    HTTP/1.1 and stays open, at a request's boundary)."""
+    port = int(server.base.rsplit(":", 1)[1])
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.sendall(f"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+    received = b""
+    while b"\r\n\r\n" not in received:
+        received += sock.recv(65536)
+    head, _, body = received.partition(b"\r\n\r\n")
+    length = int(re.search(rb"content-length: (\d+)", head, re.I).group(1))  # type: ignore[union-attr]
+    while len(body) < length:
+        body += sock.recv(65536)
+    found = re.search(rb"^almanac_worker_pid (\d+)", body, re.M)
+    assert found, body
+    return int(found.group(1)), sock
+
+
+async def _subscribe(server: Server, sock: socket.socket) -> ClientConnection:
+    """`sock` upgraded to a WebSocket with one subscription, its first event read."""
+    url = server.base.replace("http://", "ws://") + "/graphql"
+    ws = await connect(url, sock=sock, subprotocols=["graphql-transport-ws"])  # type: ignore[list-item]
+    await ws.send(json.dumps({"type": "connection_init", "payload": {}}))
+    assert json.loads(await ws.recv()) == {"type": "connection_ack"}
+    await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": EVENTS}}))
+    assert json.loads(await ws.recv())["type"] == "next"  # the first event: the snapshot now
+    return ws
+
+
+def test_every_workers_subscribers_hear_every_commit(tmp_path: Path) -> None:
+    """Two subscribers on each worker; one edit: each hears it within a second of its commit,
+    whichever worker reconciled it."""
+    with served(tmp_path) as server:
+        by_worker: dict[int, list[socket.socket]] = {}
+        deadline = time.monotonic() + 30
+        while len(by_worker) < 2 or any(len(s) < 2 for s in by_worker.values()):
+            assert time.monotonic() < deadline, {pid: len(s) for pid, s in by_worker.items()}
+            pid, sock = _worker_socket(server)  # the kernel picks the worker
+            if len(by_worker.setdefault(pid, [])) < 2:
+                by_worker[pid].append(sock)
+            else:
+                sock.close()
+
+        async def run() -> None:
+            sockets = [await _subscribe(server, s) for group in by_worker.values() for s in group]
+            try:
+                (tmp_path / "vault" / "zed.md").write_text(ZED)
+                for ws in sockets:
+                    message = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                    event = message["payload"]["data"]["snapshots"]
+                    assert event["changed"] == ["zed"], event
+                    at = pendulum.parse(event["committedAt"])
+                    assert isinstance(at, pendulum.DateTime)
+                    assert (pendulum.now("UTC") - at).total_seconds() < 1.0, event
+            finally:
+                for ws in sockets:
+                    await ws.close()
+
+        asyncio.run(run())
 
 
 def _lock_holder(lock: Path) -> int | None:
