@@ -457,7 +457,8 @@ class Services:
         woken = self._woken
         if self.watcher is None or self._rescan:
             if self.watcher is None and woken is not None:  # broken: scans from now on
-                self.attach(None)
+                woken.close()
+                self._woken = None
             return False
         if woken is not None:
             if not woken.raised:

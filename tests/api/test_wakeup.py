@@ -160,3 +160,20 @@ def test_a_reconcile_of_this_process_is_read_at_once(demo_vault: Path, tmp_path:
         asyncio.run(run())
     finally:
         services.close()
+
+
+def test_a_watcher_that_breaks_leaves_the_loop_and_every_check_scans(
+    served: TestClient, demo_vault: Path
+) -> None:
+    """A symlink in the vault: the watcher cannot follow it, the loop stops watching it, and
+    every request scans (and still sees every change)."""
+    first = _poll(served)
+    services = _services(served)
+    (demo_vault / "link.md").symlink_to(demo_vault / "people" / "ada-lopez.md")
+    _poll(served)
+    _poll(served)  # the first drain saw the symlink; the reconcile after it let the watcher go
+    assert services.watch_mode == "scan" and services._woken is None
+    (demo_vault / "people" / "zora-new.md").write_text("---\ntype: person\n---\nZora.\n", "utf-8")
+    polled = _poll(served, first.headers["etag"])
+    assert polled.status_code == 200
+    assert polled.json()["data"]["status"]["recordCount"] == 90  # the link's note, and Zora
