@@ -12,7 +12,9 @@ that must see it. The descriptor was readable before that request's bytes arrive
 `epoll_wait` that reports the bytes reports the descriptor too, or an earlier one did, and its
 callback runs in that iteration of the loop, while the request's task is only created there and
 takes its first step in the next. A write that finished while a request was already on its way
-is concurrent with it, and may be seen or not, as before.
+is concurrent with it, and may be seen or not, as before. A commit to the state database is
+the one write whose effect comes after its event: SQLite writes the log, syncs it, and only
+then makes the commit visible (`StateVersion` remembers no version read meanwhile).
 """
 
 from __future__ import annotations
@@ -68,12 +70,17 @@ class StateVersion:
     """The state database's version (`Store.version`, which moves with every commit of any
     process), read again only when the event loop saw the database or its log written since
     it was last read (`attach`), or `forget` was called (a reconcile of this process ended).
+
+    A commit writes its log (the event) before it makes the commit visible, so a version read
+    at the event may be the one before it, and no event follows: it is remembered only when
+    read with no writer under way (`Store.version_at_rest`), else read again next time.
     Unattached, every `read` reads it. `reads` counts the reads of the database's."""
 
     def __init__(self, store: temporal.Store) -> None:
         self.store = store
         self.reads = 0
         self._known: int | None = None
+        self._forgotten = 0  # `forget` calls: a read that spans one is not remembered
         self._watch: FileWatch | None = None
         self._woken: Wakeup | None = None
 
@@ -101,6 +108,7 @@ class StateVersion:
 
     def forget(self) -> None:
         """The next `read` reads (from any thread)."""
+        self._forgotten += 1
         self._known = None
 
     def read(self) -> int:
@@ -113,13 +121,19 @@ class StateVersion:
         if woken is not None and not woken.raised and known is not None:
             return known
         self._known = None
-        if woken is not None and self._watch is not None:
-            woken.arm()  # before draining and reading: a write after them raises it again
-            self._watch.drain()
-            if self._watch.broken:
-                log.warning("The state files were moved or replaced; every poll reads them")
-                self.close()
         self.reads += 1
-        version = self.store.version()
-        self._known = version
+        if woken is None or self._watch is None:
+            return self.store.version()
+        woken.arm()  # before draining and reading: a write after them raises it again
+        self._watch.drain()
+        if self._watch.broken:
+            log.warning("The state files were moved or replaced; every poll reads them")
+            self.close()
+            return self.store.version()
+        forgotten = self._forgotten
+        version = self.store.version_at_rest()
+        if version is None:  # a commit under way: read it as it is, and again next time
+            return self.store.version()
+        if forgotten == self._forgotten:  # no reconcile of this process ended meanwhile
+            self._known = version
         return version

@@ -100,11 +100,43 @@ class Store:
         """
         with self._watch_lock:
             try:
-                if self._watching is None:
-                    self._watching = _connect(self.path, mapped=False)
-                return int(self._watching.execute("PRAGMA data_version").fetchone()[0])
+                return int(self._watcher().execute("PRAGMA data_version").fetchone()[0])
             except sqlite3.Error as exc:
                 raise sqlite_error(exc) from exc
+
+    def version_at_rest(self) -> int | None:
+        """`version`, read while no write transaction is under way: between holding SQLite's
+        write lock for an instant (`BEGIN IMMEDIATE`, then `ROLLBACK`). None when a writer,
+        of this process or another, holds it: its commit may have written the log and not yet
+        made it visible, so the version read now may be moving.
+
+        Raises:
+            IndexUnavailable: the database cannot be read.
+        """
+        with self._watch_lock:
+            try:
+                conn = self._watcher()
+                conn.execute("PRAGMA busy_timeout = 0")
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                except sqlite3.OperationalError as exc:
+                    if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY:
+                        return None
+                    raise
+                finally:
+                    conn.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+                try:
+                    return int(conn.execute("PRAGMA data_version").fetchone()[0])
+                finally:
+                    conn.execute("ROLLBACK")
+            except sqlite3.Error as exc:
+                raise sqlite_error(exc) from exc
+
+    def _watcher(self) -> sqlite3.Connection:
+        """The connection `version` reads on (under `_watch_lock`), opened on first use."""
+        if self._watching is None:
+            self._watching = _connect(self.path, mapped=False)
+        return self._watching
 
     @contextlib.contextmanager
     def write(self, *, checkpoint_later: bool = False) -> Iterator[sqlite3.Connection]:

@@ -8,6 +8,8 @@ import asyncio
 import os
 import select
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,14 +17,30 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+import temporal
 from api.app import create_app
 from api.services import Services, now_us
 from api.settings import Settings
-from api.wakeup import Wakeup
+from api.wakeup import StateVersion, Wakeup
 from tests.api.helpers import LocalClient
 from vault.watcher import FileWatch
 
 STATUS = "{ status { snapshot recordCount } }"
+# Another process committing when told to (a line on stdin), and saying so once each COMMIT
+# has returned: with `synchronous = FULL` the log is written (the event) milliseconds before
+# the commit is visible.
+WRITER = """
+import os, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA synchronous = FULL")
+conn.execute("CREATE TABLE IF NOT EXISTS probe (x)")
+os.write(1, b"c")
+for line in sys.stdin:
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("INSERT INTO probe VALUES (?)", (os.urandom(3000),))
+    conn.execute("COMMIT")
+    os.write(1, b"c")
+"""
 
 
 @pytest.fixture
@@ -177,3 +195,51 @@ def test_a_watcher_that_breaks_leaves_the_loop_and_every_check_scans(
     polled = _poll(served, first.headers["etag"])
     assert polled.status_code == 200
     assert polled.json()["data"]["status"]["recordCount"] == 90  # the link's note, and Zora
+
+
+def test_a_commit_under_way_is_never_remembered(tmp_path: Path) -> None:
+    """Polls keep reading the version while another process commits, 100 times: every read
+    made after a commit returned sees it (a read between the log's write and the commit's
+    being visible would otherwise be remembered, with no event to follow)."""
+    store = temporal.Store.open(tmp_path / "state.db")
+    version = StateVersion(store)
+
+    async def run() -> list[int]:
+        loop = asyncio.get_running_loop()
+        version.attach(loop)
+        writer = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(tmp_path / "state.db")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=0,
+        )
+        assert writer.stdin is not None and writer.stdout is not None
+        stale: list[int] = []
+        polling = True
+
+        async def others() -> None:  # other clients' polls, as a busy server has
+            while polling:
+                version.read()
+                await asyncio.sleep(0)
+
+        try:
+            await asyncio.to_thread(writer.stdout.read, 1)  # its table made
+            task = asyncio.create_task(others())
+            for index in range(100):
+                writer.stdin.write(b"go\n")
+                await asyncio.to_thread(writer.stdout.read, 1)  # that commit returned
+                if version.read() != store.version():
+                    stale.append(index)
+            polling = False
+            await task
+        finally:
+            writer.stdin.close()
+            writer.wait(10)
+            writer.stdout.close()
+            version.close()
+        return stale
+
+    try:
+        assert asyncio.run(run()) == []
+    finally:
+        store.close()
