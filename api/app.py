@@ -23,7 +23,7 @@ from api.context import CONTEXT, is_loopback, scopes_for_token
 from api.errors import PayloadTooLarge, UnsupportedMediaType, error_response
 from api.explorer import GraphQLDoor, Pages
 from api.live import Feed
-from api.metrics import Logged, Metrics, RequestLines, RequestLog
+from api.metrics import BEGAN, Logged, Metrics, RequestLines, RequestLog
 from api.polling import Answers
 from api.schema import build_schema
 from api.services import Services, now_us
@@ -258,10 +258,10 @@ class _Unchanged:
     async def answered(self, scope: Scope, send: Send) -> bool:
         """Whether the request was answered here. Unanswered, it goes on with the context made
         here (its freshness checked once); answered, its context is closed."""
-        began = time.perf_counter()
+        began = scope[BEGAN] = time.perf_counter()  # `Logged` times the whole way from here
         try:
-            headers = self.guard.check(scope)
-            response = await self.view.answer_unchanged(scope, headers.get("if-none-match"))
+            self.guard.check(scope)
+            response = await self.view.answer_unchanged(scope)
         except AlmanacError:
             return False  # the whole way answers it, with the error of its class
         if response is None:

@@ -118,11 +118,11 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                 context.close()
         await response(scope, receive, send)
 
-    async def answer_unchanged(self, scope: Scope, if_none_match: str | None) -> Response | None:
+    async def answer_unchanged(self, scope: Scope) -> Response | None:
         """A GET answered before routing (`api.app`'s `_Unchanged`), when it can be without
         executing or reading: its freshness check first, as for every request, then the tag
         remembered for its query string while the database has not changed, and the client
-        has that tag (`if_none_match`: `304`) or its answer is kept. None: it goes the whole
+        has that tag (`304`) or its answer is kept. None: it goes the whole
         way (`_poll`), with the context made here in `scope`.
 
         Raises:
@@ -142,7 +142,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         )
         if known is None:
             return None
-        response = self._cached(context, answers, known.tag, if_none_match)
+        response = self._cached(context, answers, known.tag, _if_none_match(scope))
         if response is not None:
             context.seen = known.snapshot
         return response
@@ -158,7 +158,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         tag = None if context.degraded else self._tag(request, context, answers)
         if tag is None:
             return await self.run(request, context=context)
-        cached = self._cached(context, answers, tag, request.headers.get("if-none-match"))
+        cached = self._cached(context, answers, tag, _if_none_match(request.scope))
         if cached is not None:
             return cached
         context.cache = "miss"
@@ -287,3 +287,10 @@ def _tag_headers(tag: str) -> list[tuple[bytes, bytes]]:
         (b"cache-control", b"private, no-cache"),
         (b"vary", b"Authorization"),
     ]
+
+
+def _if_none_match(scope: Scope) -> str | None:
+    """The request's `If-None-Match`: its every occurrence, as one list (RFC 9110 allows
+    several), or None."""
+    found = [value for key, value in scope["headers"] if key == b"if-none-match"]
+    return b", ".join(found).decode("latin-1") if found else None

@@ -43,6 +43,7 @@ __all__ = [
 GRACE_SECONDS = 5  # after SIGTERM, for requests in flight to finish (then they are cut)
 MAX_WORKERS = 64
 _LOG_FORMAT = "ALMANAC_LOG_FORMAT"  # how `almanac serve` tells its workers `--log-format`
+_HEAD_BYTES = 16 * 1024  # a request head beside its query string: the usual headers
 
 log = logging.getLogger("almanac")
 
@@ -119,9 +120,11 @@ def server_options(settings: Settings) -> dict[str, Any]:
     return {
         "log_level": "info",
         "access_log": False,  # the app writes its own lines (`RequestLines`)
-        # h11 bounds a request's head (16 KiB); uvicorn's httptools parser, picked when it is
-        # installed, would not (and `bench/polling.py` serves its floor with h11 too).
+        # h11 bounds a request's head; uvicorn's httptools parser, picked when it is installed,
+        # would not (and `bench/polling.py` serves its floor with h11 too). The bound leaves
+        # room for a GET's query string at the guard's own limit, which answers past it.
         "http": "h11",
+        "h11_max_incomplete_event_size": settings.limits.max_body_bytes + _HEAD_BYTES,
         "ws": "websockets-sansio",
         "ws_max_size": settings.limits.max_body_bytes,  # a client's message, as a request body
         "timeout_graceful_shutdown": GRACE_SECONDS,

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -261,3 +263,42 @@ def test_if_none_match_is_compared_weakly_as_rfc_9110_says(
     header: str | None, matches: bool
 ) -> None:
     assert etag_matches(header, "abc") is matches
+
+
+def test_a_poll_that_waits_for_a_reconcile_is_timed_from_its_arrival(
+    watched: TestClient, demo_vault: Path
+) -> None:
+    """The shortcut's freshness check reconciles 1,500 new notes, then the poll goes the whole
+    way: its duration (metrics) counts the reconcile it waited for."""
+
+    def duration() -> float:
+        for family in text_string_to_metric_families(watched.get("/metrics").text):
+            for sample in family.samples:
+                name, operation = sample.name, sample.labels.get("operation")
+                if name == "almanac_request_duration_seconds_sum" and operation == "status":
+                    return float(sample.value)
+        return 0.0
+
+    _poll(watched, STATUS)
+    before = duration()
+    many = demo_vault / "many"
+    many.mkdir()
+    for index in range(1500):
+        (many / f"n{index}.md").write_text(f"---\ntype: note\n---\n# Note {index}\n", "utf-8")
+    began = time.perf_counter()
+    assert _poll(watched, STATUS).status_code == 200
+    wall = time.perf_counter() - began
+    assert duration() - before >= 0.8 * wall, (duration() - before, wall)
+
+
+def test_every_if_none_match_line_counts(watched: TestClient, tmp_path: Path) -> None:
+    """Several `If-None-Match` lines are one list (RFC 9110): the tag in the second line
+    matches, answered before routing and the whole way alike."""
+    tag = _poll(watched, STATUS).headers["etag"]
+    lines = [("if-none-match", '"some-other-tag"'), ("if-none-match", tag)]
+    assert watched.get("/graphql", params={"query": STATUS}, headers=lines).status_code == 304
+    with sqlite3.connect(tmp_path / "state.db") as other:  # the tag is worked out again
+        other.execute("CREATE TABLE probe (x)")
+    worked_out = _worked_out(watched)
+    assert watched.get("/graphql", params={"query": STATUS}, headers=lines).status_code == 304
+    assert _worked_out(watched) == worked_out + 1

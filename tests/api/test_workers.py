@@ -147,11 +147,13 @@ def _worker_socket(server: Server) -> tuple[int, socket.socket]:
     sock.sendall(f"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
     received = b""
     while b"\r\n\r\n" not in received:
-        received += sock.recv(65536)
+        received += (chunk := sock.recv(65536))
+        assert chunk, received
     head, _, body = received.partition(b"\r\n\r\n")
     length = int(re.search(rb"content-length: (\d+)", head, re.I).group(1))  # type: ignore[union-attr]
     while len(body) < length:
-        body += sock.recv(65536)
+        body += (chunk := sock.recv(65536))
+        assert chunk, body
     found = re.search(rb"^almanac_worker_pid (\d+)", body, re.M)
     assert found, body
     return int(found.group(1)), sock
@@ -172,18 +174,18 @@ def test_every_workers_subscribers_hear_every_commit(tmp_path: Path) -> None:
     """Two subscribers on each worker; one edit: each hears it within a second of its commit,
     whichever worker reconciled it."""
     with served(tmp_path) as server:
-        by_worker: dict[int, list[socket.socket]] = {}
-        deadline = time.monotonic() + 30
-        while len(by_worker) < 2 or any(len(s) < 2 for s in by_worker.values()):
-            assert time.monotonic() < deadline, {pid: len(s) for pid, s in by_worker.items()}
-            pid, sock = _worker_socket(server)  # the kernel picks the worker
-            if len(by_worker.setdefault(pid, [])) < 2:
-                by_worker[pid].append(sock)
-            else:
-                sock.close()
 
         async def run() -> None:
-            sockets = [await _subscribe(server, s) for group in by_worker.values() for s in group]
+            by_worker: dict[int, list[ClientConnection]] = {}
+            deadline = time.monotonic() + 30
+            while len(by_worker) < 2 or any(len(s) < 2 for s in by_worker.values()):
+                assert time.monotonic() < deadline, {pid: len(s) for pid, s in by_worker.items()}
+                pid, sock = _worker_socket(server)  # the kernel picks the worker
+                if len(by_worker.setdefault(pid, [])) < 2:
+                    by_worker[pid].append(await _subscribe(server, sock))  # at once: kept alive
+                else:
+                    sock.close()
+            sockets = [ws for group in by_worker.values() for ws in group]
             try:
                 (tmp_path / "vault" / "zed.md").write_text(ZED)
                 for ws in sockets:
