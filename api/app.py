@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import json
@@ -83,13 +82,11 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        services.attach(asyncio.get_running_loop())
         feed.start()
         try:
             yield
         finally:
             await feed.stop()
-            services.attach(None)
             if lines is not None:
                 lines.flush()
             schema.shutdown()  # no operation runs on past the store

@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 import anyio.to_thread
 
 import temporal
+from api.changes import Readiness, StateVersion
 from api.heap import release_free_memory
 from api.settings import Settings
-from api.wakeup import StateVersion, Wakeup
 from graph import CompactFile, CompactStamp, Edge, Projection, ProjectionView
 from temporal import (
     FINGERPRINT,
@@ -69,8 +69,11 @@ class Services:
         self.store = store
         self.reconciler = reconciler
         self.watcher: Watcher | None = None
-        self._woken: Wakeup | None = None  # the vault watcher's, once `attach`ed to a loop
         self.state_version = StateVersion(store)
+        # The watcher's descriptor and the state files': one look at both per freshness check.
+        self._readiness = Readiness()
+        if (state := self.state_version.fileno()) is not None:
+            self._readiness.add(state)
         self._lock = asyncio.Lock()
         self._thread_lock = threading.Lock()
         self._arrival_lock = threading.Lock()  # the blocking callers' tickets
@@ -140,6 +143,7 @@ class Services:
         if settings.watch:
             try:
                 services.watcher = Watcher(str(settings.vault))
+                services._readiness.add(services.watcher.fileno())
             except OSError as exc:
                 log.warning("File watcher unavailable (%s); every query scans the vault", exc)
         # The graph of the state as found (before the start-up scan changes it) comes from the
@@ -159,17 +163,6 @@ class Services:
         """How the service learns of vault changes now: `inotify`, or `scan` (every query)."""
         return "inotify" if self.watcher is not None else "scan"
 
-    def attach(self, loop: asyncio.AbstractEventLoop | None) -> None:
-        """Let `loop`'s own `epoll` say when the vault or the state files may have changed
-        (`api.wakeup`): `ensure_fresh` and `state_version.read` are then called on its thread
-        only. None: detach (on that thread)."""
-        if self._woken is not None:
-            self._woken.close()
-        self._woken = (
-            None if loop is None or self.watcher is None else Wakeup(loop, self.watcher.fileno())
-        )
-        self.state_version.attach(loop)
-
     def wait_graph(self) -> None:
         """Wait until the graph's warm-up at start (if any) has ended."""
         if self._warmer is not None:
@@ -183,6 +176,8 @@ class Services:
         self._keep_compact()
         if self.watcher is not None:
             self.watcher.close()
+        self._readiness.close()
+        self.state_version.close()
         self.reconciler.lock.close()
         self.store.close()
 
@@ -407,7 +402,8 @@ class Services:
         """
         self.arrivals += 1
         ticket = self.arrivals
-        if not self._lock.locked() and self._quiet():
+        ready = self._look()
+        if not self._lock.locked() and self._quiet(ready):
             self.freshness = Freshness(now_us, self.freshness.indexed_at)
             self._covered = ticket
             return
@@ -433,7 +429,7 @@ class Services:
             if self._covered >= ticket:
                 return
             start = self.arrivals
-            if self._quiet():
+            if self._quiet(self._look()):
                 self.freshness = Freshness(now_us, self.freshness.indexed_at)
                 self._covered = start
                 return
@@ -451,19 +447,21 @@ class Services:
             log.exception("Reconcile failed")
             raise IndexUnavailable(f"Reconcile failed: {type(exc).__name__}") from exc
 
-    def _quiet(self) -> bool:
-        """True when the watcher proves nothing changed; collects what did otherwise. Attached
-        to a loop, it drains the watcher only when the loop saw it readable."""
-        woken = self._woken
+    def _look(self) -> bool:
+        """One system call: whether the vault watcher has changes queued (the state files'
+        news goes to `state_version`)."""
+        ready = self._readiness.ready()
+        state, watcher = self.state_version.fileno(), self.watcher
+        self.state_version.look(state is not None and state in ready)
+        return watcher is not None and watcher.fileno() in ready
+
+    def _quiet(self, ready: bool) -> bool:
+        """True when the watcher proves nothing changed (`ready`: it has changes queued);
+        collects what did otherwise."""
         if self.watcher is None or self._rescan:
-            if self.watcher is None and woken is not None:  # broken: scans from now on
-                woken.close()
-                self._woken = None
             return False
-        if woken is not None:
-            if not woken.raised:
-                return not self._pending  # nothing was queued since the last drain
-            woken.arm()  # before draining: what comes after raises it again
+        if not ready:
+            return not self._pending  # nothing was queued since the last drain
         changes = self.watcher.drain()
         if changes is None:
             self._rescan = True

@@ -52,6 +52,7 @@ class Watcher:
         self.broken = False
         self.drains = 0  # reads of the queue (tests: a server reads it only when it has events)
         self._inotify = INotify()
+        self._fileno = int(self._inotify.fileno())
         self._folders: dict[int, str] = {}
         self._root_wd = self._watch(self.root, "")
 
@@ -60,8 +61,9 @@ class Watcher:
         self._inotify.close()
 
     def fileno(self) -> int:
-        """The inotify descriptor: readable while changes wait to be drained."""
-        return int(self._inotify.fileno())
+        """The inotify descriptor's number: readable while changes wait to be drained (kept,
+        so that it can be asked for after another thread closed it)."""
+        return self._fileno
 
     def drain(self) -> set[str] | None:
         """Vault-relative file paths (notes and attachments) changed since the last call; None:

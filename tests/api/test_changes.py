@@ -1,5 +1,5 @@
-"""The event loop's own `epoll` says when the vault or the state files may have changed: an
-unchanged poll then costs no system call for its freshness check or its tag's version, and
+"""One `epoll_wait` says whether the vault or the state files may have changed: an unchanged
+poll then costs one system call for its freshness check and its tag's version together, and
 every change, by this process or another, is still seen by the next request."""
 
 from __future__ import annotations
@@ -17,11 +17,10 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-import temporal
 from api.app import create_app
+from api.changes import Readiness
 from api.services import Services, now_us
 from api.settings import Settings
-from api.wakeup import StateVersion, Wakeup
 from tests.api.helpers import LocalClient
 from vault.watcher import FileWatch
 
@@ -45,7 +44,7 @@ for line in sys.stdin:
 
 @pytest.fixture
 def served(demo_vault: Path, tmp_path: Path) -> Iterator[TestClient]:
-    """The demo copy watched, its app's lifespan running (so attached to its loop)."""
+    """The demo copy watched, served in process."""
     settings = Settings.build(vault=demo_vault, state=tmp_path / "state.db", watch="on")
     with LocalClient(create_app(settings)) as client:
         yield client
@@ -113,30 +112,26 @@ def test_state_files_moved_away_are_read_at_every_poll(served: TestClient, tmp_p
         assert services.state_version.reads == reads + count
 
 
-def test_a_wakeup_is_raised_by_the_loop_once_its_descriptor_is_readable() -> None:
-    async def run() -> None:
-        read_end, write_end = os.pipe()
-        wakeup = Wakeup(asyncio.get_running_loop(), read_end)
-        assert wakeup.raised  # until armed: the owner must look
-        wakeup.arm()
-        await asyncio.sleep(0.01)
-        assert not wakeup.raised
-        os.write(write_end, b"x")
-        await asyncio.sleep(0.01)
-        assert wakeup.raised
-        wakeup.arm()  # not drained: still readable, raised again at once
-        await asyncio.sleep(0.01)
-        assert wakeup.raised
-        os.read(read_end, 1)
-        wakeup.arm()
-        wakeup.close()  # its own descriptor; the owner's stays open
-        assert wakeup.raised
-        os.write(write_end, b"y")
-        assert os.read(read_end, 1) == b"y"
-        os.close(read_end)
-        os.close(write_end)
-
-    asyncio.run(run())
+def test_readiness_says_which_descriptors_have_something_to_read() -> None:
+    readiness = Readiness()
+    first, first_in = os.pipe()
+    second, second_in = os.pipe()
+    try:
+        readiness.add(first)
+        readiness.add(second)
+        assert readiness.ready() == set()
+        os.write(second_in, b"x")
+        assert readiness.ready() == {second}
+        assert readiness.ready() == {second}  # until it is read
+        os.read(second, 1)
+        assert readiness.ready() == set()
+        os.write(first_in, b"y")
+        os.close(first)  # closed by its owner: out of the set
+        assert readiness.ready() == set()
+    finally:
+        readiness.close()
+        for fileno in (first_in, second, second_in):
+            os.close(fileno)
 
 
 def test_a_file_watch_is_readable_after_a_write_and_broken_after_a_move(tmp_path: Path) -> None:
@@ -146,7 +141,7 @@ def test_a_file_watch_is_readable_after_a_write_and_broken_after_a_move(tmp_path
     try:
         with path.open("ab") as file:
             file.write(b"b")
-        assert select.select([watch.fileno()], [], [], 0)[0]  # what `Wakeup` waits for
+        assert select.select([watch.fileno()], [], [], 0)[0]  # what `Readiness` asks
         watch.drain()
         assert not select.select([watch.fileno()], [], [], 0)[0]
         assert not watch.broken
@@ -158,39 +153,31 @@ def test_a_file_watch_is_readable_after_a_write_and_broken_after_a_move(tmp_path
 
 
 def test_a_reconcile_of_this_process_is_read_at_once(demo_vault: Path, tmp_path: Path) -> None:
-    """Its commit is read by the very next `read`, before the loop could see the log written."""
+    """Its commit is read by the very next `read`, with no freshness check between."""
     settings = Settings.build(vault=demo_vault, state=tmp_path / "state.db", watch="on")
     services = Services.open(settings, now_us=now_us(), graph=False)
-
-    async def run() -> None:
-        services.attach(asyncio.get_running_loop())
-        try:
-            before = services.state_version.read()
-            assert services.state_version.read() == before
-            note = demo_vault / "people" / "zora-new.md"
-            note.write_text("---\ntype: person\n---\nZora.\n", "utf-8")
-            services.reconcile_now(now_us=now_us())  # on the loop's thread, between two steps
-            assert services.state_version.read() != before
-        finally:
-            services.attach(None)
-
     try:
-        asyncio.run(run())
+        before = services.state_version.read()
+        assert services.state_version.read() == before
+        note = demo_vault / "people" / "zora-new.md"
+        note.write_text("---\ntype: person\n---\nZora.\n", "utf-8")
+        services.reconcile_now(now_us=now_us())
+        assert services.state_version.read() != before
     finally:
         services.close()
 
 
-def test_a_watcher_that_breaks_leaves_the_loop_and_every_check_scans(
+def test_a_watcher_that_breaks_leaves_every_check_to_scan(
     served: TestClient, demo_vault: Path
 ) -> None:
-    """A symlink in the vault: the watcher cannot follow it, the loop stops watching it, and
-    every request scans (and still sees every change)."""
+    """A symlink in the vault: the watcher cannot follow it, and every request scans (and still
+    sees every change)."""
     first = _poll(served)
     services = _services(served)
     (demo_vault / "link.md").symlink_to(demo_vault / "people" / "ada-lopez.md")
     _poll(served)
     _poll(served)  # the first drain saw the symlink; the reconcile after it let the watcher go
-    assert services.watch_mode == "scan" and services._woken is None
+    assert services.watch_mode == "scan"
     (demo_vault / "people" / "zora-new.md").write_text("---\ntype: person\n---\nZora.\n", "utf-8")
     polled = _poll(served, first.headers["etag"])
     assert polled.status_code == 200
@@ -198,15 +185,21 @@ def test_a_watcher_that_breaks_leaves_the_loop_and_every_check_scans(
 
 
 def test_a_commit_under_way_is_never_remembered(tmp_path: Path) -> None:
-    """Polls keep reading the version while another process commits, 100 times: every read
-    made after a commit returned sees it (a read between the log's write and the commit's
-    being visible would otherwise be remembered, with no event to follow)."""
-    store = temporal.Store.open(tmp_path / "state.db")
-    version = StateVersion(store)
+    """Polls keep checking freshness and reading the version while another process commits,
+    100 times: every read made after a commit returned sees it (a read between the log's write
+    and the commit's being visible would otherwise be remembered, with no event to follow)."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "ada.md").write_text("---\ntype: person\n---\n# Ada\n", "utf-8")
+    settings = Settings.build(vault=vault, state=tmp_path / "state.db", watch="on")
+    services = Services.open(settings, now_us=now_us(), graph=False)
+    version = services.state_version
+
+    async def poll() -> int:
+        await services.ensure_fresh(now_us=now_us())
+        return version.read()
 
     async def run() -> list[int]:
-        loop = asyncio.get_running_loop()
-        version.attach(loop)
         writer = subprocess.Popen(
             [sys.executable, "-c", WRITER, str(tmp_path / "state.db")],
             stdin=subprocess.PIPE,
@@ -219,7 +212,7 @@ def test_a_commit_under_way_is_never_remembered(tmp_path: Path) -> None:
 
         async def others() -> None:  # other clients' polls, as a busy server has
             while polling:
-                version.read()
+                await poll()
                 await asyncio.sleep(0)
 
         try:
@@ -228,7 +221,7 @@ def test_a_commit_under_way_is_never_remembered(tmp_path: Path) -> None:
             for index in range(100):
                 writer.stdin.write(b"go\n")
                 await asyncio.to_thread(writer.stdout.read, 1)  # that commit returned
-                if version.read() != store.version():
+                if await poll() != services.store.version():
                     stale.append(index)
             polling = False
             await task
@@ -236,10 +229,9 @@ def test_a_commit_under_way_is_never_remembered(tmp_path: Path) -> None:
             writer.stdin.close()
             writer.wait(10)
             writer.stdout.close()
-            version.close()
         return stale
 
     try:
         assert asyncio.run(run()) == []
     finally:
-        store.close()
+        services.close()
