@@ -122,8 +122,8 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         """A GET answered before routing (`api.app`'s `_Unchanged`), when it can be without
         executing or reading: its freshness check first, as for every request, then the tag
         remembered for its query string while the database has not changed, and the client
-        has that tag (`304`) or its answer is kept. None: it goes the whole
-        way (`_poll`), with the context made here in `scope`.
+        has that tag (`304`) or its answer is kept. None: it goes the whole way (`_poll`),
+        with the context made here in `scope`.
 
         Raises:
             IndexUnavailable: the database's version cannot be read.
