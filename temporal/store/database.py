@@ -120,7 +120,9 @@ class Store:
                 try:
                     conn.execute("BEGIN IMMEDIATE")
                 except sqlite3.OperationalError as exc:
-                    if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY:
+                    # SQLITE_BUSY, or an extended form of it (BUSY_SNAPSHOT: a commit landed
+                    # between the snapshot and the lock): a writer is, or just was, under way.
+                    if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY:
                         return None
                     raise
                 finally:
