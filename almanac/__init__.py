@@ -12,8 +12,9 @@ The result types and the enumerations are in `almanac.types`.
 
 from __future__ import annotations
 
-from almanac.client import Almanac, open
-from vault import (
+import typing
+
+from almanac.vault import (
     AlmanacError,
     Forbidden,
     IndexUnavailable,
@@ -36,3 +37,18 @@ __all__ = [
     "StartupError",
     "open",
 ]
+
+if typing.TYPE_CHECKING:
+    from almanac.client import Almanac, open
+
+
+def __getattr__(name: str) -> object:
+    # `almanac.open` and `Almanac` bring in the API (strawberry, Starlette, networkx): only when
+    # asked, so that `almanac check` and the packages below import nothing they do not use.
+    if name in ("Almanac", "open"):
+        import almanac.client
+
+        value = getattr(almanac.client, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'almanac' has no attribute {name!r}")

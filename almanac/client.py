@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
+from almanac.api import Embedded, Settings
 from almanac.convert import convert
 from almanac.types import (
     Excerpt,
@@ -19,8 +20,7 @@ from almanac.types import (
     Status,
     TimelineResult,
 )
-from api import Embedded, Settings
-from vault import InvalidInput
+from almanac.vault import InvalidInput
 
 __all__ = ["Almanac", "open"]
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from almanac.api import Order
+from almanac.graph import Direction, LookupStatus
 from almanac.pages import Pages
-from api import Order
-from graph import Direction, LookupStatus
-from temporal import (
+from almanac.temporal import (
     ClockRelation,
     DatePrecision,
     Eligibility,

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from api.app import app_from_env, create_app
-from api.cli import main
-from api.embedded import Embedded
-from api.schema import build_schema
-from api.settings import Limits, Settings
-from api.types.time import Order
+from almanac.api.app import app_from_env, create_app
+from almanac.api.cli import main
+from almanac.api.embedded import Embedded
+from almanac.api.schema import build_schema
+from almanac.api.settings import Limits, Settings
+from almanac.api.types.time import Order
 
 __all__ = [
     "Embedded",

@@ -18,17 +18,17 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute, request_response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.context import CONTEXT, is_loopback, scopes_for_token
-from api.errors import PayloadTooLarge, UnsupportedMediaType, error_response
-from api.explorer import GraphQLDoor, Pages
-from api.live import Feed
-from api.metrics import BEGAN, Logged, Metrics, RequestLines, RequestLog
-from api.polling import Answers
-from api.schema import build_schema
-from api.services import Services, now_us
-from api.settings import Limits, Settings
-from api.view import ABORT, AlmanacGraphQL
-from vault import AlmanacError, Forbidden, InvalidInput
+from almanac.api.context import CONTEXT, is_loopback, scopes_for_token
+from almanac.api.errors import PayloadTooLarge, UnsupportedMediaType, error_response
+from almanac.api.explorer import GraphQLDoor, Pages
+from almanac.api.live import Feed
+from almanac.api.metrics import BEGAN, Logged, Metrics, RequestLines, RequestLog
+from almanac.api.polling import Answers
+from almanac.api.schema import build_schema
+from almanac.api.services import Services, now_us
+from almanac.api.settings import Limits, Settings
+from almanac.api.view import ABORT, AlmanacGraphQL
+from almanac.vault import AlmanacError, Forbidden, InvalidInput
 
 __all__ = ["app_from_env", "check_body", "create_app"]
 

@@ -7,9 +7,8 @@ import binascii
 import json
 import re
 
-import graph
-import temporal
-from vault import InvalidCursor, InvalidInput, SnapshotChanged
+from almanac import graph, temporal
+from almanac.vault import InvalidCursor, InvalidInput, SnapshotChanged
 
 __all__ = [
     "MAX_EXCERPT_LINES",

@@ -19,8 +19,8 @@ from __future__ import annotations
 import logging
 import select
 
-import temporal
-from vault.watcher import FileWatch
+from almanac import temporal
+from almanac.vault.watcher import FileWatch
 
 __all__ = ["Readiness", "StateVersion"]
 

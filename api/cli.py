@@ -7,10 +7,10 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from api.services import Services, now_us
-from api.settings import Settings
-from temporal import StatusCounts
-from vault import AlmanacError, Issue, StartupError
+from almanac.api.services import Services, now_us
+from almanac.api.settings import Settings
+from almanac.temporal import StatusCounts
+from almanac.vault import AlmanacError, Issue, StartupError
 
 __all__ = ["main"]
 
@@ -94,8 +94,14 @@ def _settings(args: argparse.Namespace, *, watch: str = "off") -> Settings:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from api.context import is_loopback
-    from api.workers import announce, serve_workers, server_options, serving_app, worker_count
+    from almanac.api.context import is_loopback
+    from almanac.api.workers import (
+        announce,
+        serve_workers,
+        server_options,
+        serving_app,
+        worker_count,
+    )
 
     settings = _settings(args, watch="off" if args.no_watch else args.watch)
     if not settings.tokens and not is_loopback(args.host):
@@ -161,7 +167,7 @@ def _check(args: argparse.Namespace) -> int:
 def _query(args: argparse.Namespace) -> int:
     from starlette.testclient import TestClient
 
-    from api.app import create_app
+    from almanac.api.app import create_app
 
     try:
         variables = json.loads(args.variables) if args.variables else None
@@ -180,7 +186,7 @@ def _query(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from api.schema import build_schema
+    from almanac.api.schema import build_schema
 
     Path(args.output).write_text(build_schema().as_str() + "\n", encoding="utf-8")
     return 0

@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 
 import strawberry
 
-import graph
-import temporal
-from api.live import Feed
-from api.services import Services
-from api.types.common import Coverage, Freshness, ResultMeta
-from vault import Forbidden, IndexUnavailable, InvalidInput, Unauthenticated
+from almanac import graph, temporal
+from almanac.api.live import Feed
+from almanac.api.services import Services
+from almanac.api.types.common import Coverage, Freshness, ResultMeta
+from almanac.vault import Forbidden, IndexUnavailable, InvalidInput, Unauthenticated
 
 __all__ = [
     "CONTEXT",

@@ -48,9 +48,9 @@ from strawberry.extensions import SchemaExtension
 from strawberry.schema.validation_rules.maybe_null import MaybeNullValidationRule
 from strawberry.schema.validation_rules.one_of import OneOfInputValidationRule
 
-from api.errors import copy_error
-from api.settings import Limits
-from vault import QueryTooComplex
+from almanac.api.errors import copy_error
+from almanac.api.settings import Limits
+from almanac.vault import QueryTooComplex
 
 __all__ = [
     "DOCUMENTS_KEPT",

@@ -33,14 +33,14 @@ from strawberry.types.base import (
 from strawberry.types.unset import UNSET
 from strawberry.utils.str_converters import to_camel_case
 
-import temporal
-from api.app import check_body
-from api.context import Context
-from api.errors import error_body
-from api.schema import Query, build_schema
-from api.services import Services, now_us
-from api.settings import Settings
-from vault import AlmanacError, InvalidInput
+from almanac import temporal
+from almanac.api.app import check_body
+from almanac.api.context import Context
+from almanac.api.errors import error_body
+from almanac.api.schema import Query, build_schema
+from almanac.api.services import Services, now_us
+from almanac.api.settings import Settings
+from almanac.vault import AlmanacError, InvalidInput
 
 __all__ = ["Embedded"]
 

@@ -17,8 +17,8 @@ from graphql import GraphQLError
 from starlette.responses import JSONResponse, Response
 from strawberry.extensions import SchemaExtension
 
-import temporal
-from vault import AlmanacError, InvalidInput, NotFound, QueryTooComplex
+from almanac import temporal
+from almanac.vault import AlmanacError, InvalidInput, NotFound, QueryTooComplex
 
 __all__ = [
     "ErrorCodes",

@@ -41,7 +41,7 @@ from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.field import StrawberryField
 
-from vault import QueryTooComplex
+from almanac.vault import QueryTooComplex
 
 __all__ = ["Executor"]
 

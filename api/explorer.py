@@ -20,8 +20,8 @@ from urllib.parse import parse_qs
 from starlette.responses import FileResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from api.errors import error_response
-from vault import AlmanacError, NotFound
+from almanac.api.errors import error_response
+from almanac.vault import AlmanacError, NotFound
 
 __all__ = ["STATIC", "GraphQLDoor", "Pages", "wants_ide"]
 

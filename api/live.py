@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import anyio.to_thread
 
-import temporal
-from api.services import Services, now_us
-from vault import AlmanacError
+from almanac import temporal
+from almanac.api.services import Services, now_us
+from almanac.vault import AlmanacError
 
 __all__ = ["EVENT_IDS", "Feed", "SnapshotEvent", "Subscription"]
 

@@ -35,10 +35,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-import temporal
-from api.context import CONTEXT, readable_scopes
-from api.live import Feed
-from api.services import Services, now_us
+from almanac import temporal
+from almanac.api.context import CONTEXT, readable_scopes
+from almanac.api.live import Feed
+from almanac.api.services import Services, now_us
 
 __all__ = [
     "BEGAN",

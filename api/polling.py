@@ -26,7 +26,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import temporal
+from almanac import temporal
 
 __all__ = ["Answers", "Kept", "Known", "etag_matches"]
 

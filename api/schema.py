@@ -14,20 +14,20 @@ from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.graphql import OperationType
 
-from api.context import Context
-from api.documents import Documents
-from api.errors import ErrorCodes, render
-from api.execution import Executor
-from api.resolvers import live, records as resolvers, time
-from api.resolvers.excerpt import excerpt
-from api.resolvers.graph import graph_query, paths as graph_paths
-from api.resolvers.search import search
-from api.settings import Limits
-from api.types.excerpt import Excerpt
-from api.types.graph import GraphResult
-from api.types.records import LookupResult, Record, RecordConnection, Status
-from api.types.search import SearchConnection
-from api.types.time import LastSeenResult, OccurrenceResult, TimelineResult
+from almanac.api.context import Context
+from almanac.api.documents import Documents
+from almanac.api.errors import ErrorCodes, render
+from almanac.api.execution import Executor
+from almanac.api.resolvers import live, records as resolvers, time
+from almanac.api.resolvers.excerpt import excerpt
+from almanac.api.resolvers.graph import graph_query, paths as graph_paths
+from almanac.api.resolvers.search import search
+from almanac.api.settings import Limits
+from almanac.api.types.excerpt import Excerpt
+from almanac.api.types.graph import GraphResult
+from almanac.api.types.records import LookupResult, Record, RecordConnection, Status
+from almanac.api.types.search import SearchConnection
+from almanac.api.types.time import LastSeenResult, OccurrenceResult, TimelineResult
 
 __all__ = ["Query", "Schema", "Subscription", "Turns", "build_schema"]
 

@@ -11,12 +11,12 @@ from datetime import UTC, datetime
 
 import anyio.to_thread
 
-import temporal
-from api.changes import Readiness, StateVersion
-from api.heap import release_free_memory
-from api.settings import Settings
-from graph import CompactFile, CompactStamp, Edge, Projection, ProjectionView
-from temporal import (
+from almanac import temporal
+from almanac.api.changes import Readiness, StateVersion
+from almanac.api.heap import release_free_memory
+from almanac.api.settings import Settings
+from almanac.graph import CompactFile, CompactStamp, Edge, Projection, ProjectionView
+from almanac.temporal import (
     FINGERPRINT,
     NodeRow,
     Reconciler,
@@ -25,8 +25,8 @@ from temporal import (
     WriterLock,
     from_datetime,
 )
-from vault import AlmanacError, GraphWarming, IndexUnavailable
-from vault.watcher import Watcher
+from almanac.vault import AlmanacError, GraphWarming, IndexUnavailable
+from almanac.vault.watcher import Watcher
 
 __all__ = ["Freshness", "Services", "now_us"]
 

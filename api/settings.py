@@ -11,9 +11,9 @@ from typing import Any
 
 import platformdirs
 
-from temporal import VaultConfig
-from vault import KNOWN_FIELDS, DailyNotes, StartupError, field_map
-from vault.mounts import remote_mount
+from almanac.temporal import VaultConfig
+from almanac.vault import KNOWN_FIELDS, DailyNotes, StartupError, field_map
+from almanac.vault.mounts import remote_mount
 
 __all__ = ["DEMO_VAULT", "Limits", "Settings", "default_state_path"]
 

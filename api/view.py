@@ -24,12 +24,12 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UNSET, UnsetType
 
-from api.context import CONTEXT, Context, readable_scopes, scopes_for_token
-from api.errors import error_response, http_refusal
-from api.live import Feed
-from api.polling import Answers, Kept, etag_matches
-from api.services import Services, now_us
-from vault import AlmanacError
+from almanac.api.context import CONTEXT, Context, readable_scopes, scopes_for_token
+from almanac.api.errors import error_response, http_refusal
+from almanac.api.live import Feed
+from almanac.api.polling import Answers, Kept, etag_matches
+from almanac.api.services import Services, now_us
+from almanac.vault import AlmanacError
 
 __all__ = ["ABORT", "AlmanacGraphQL"]
 

@@ -22,11 +22,11 @@ from typing import Any
 
 from starlette.applications import Starlette
 
-from api.app import create_app
-from api.metrics import log_requests, process_memory
-from api.services import Services
-from api.settings import Settings
-from vault import StartupError
+from almanac.api.app import create_app
+from almanac.api.metrics import log_requests, process_memory
+from almanac.api.services import Services
+from almanac.api.settings import Settings
+from almanac.vault import StartupError
 
 __all__ = [
     "GRACE_SECONDS",
@@ -84,7 +84,7 @@ def serve_workers(settings: Settings, args: argparse.Namespace, workers: int) ->
     )
     announce(settings, args.host, args.port, watching=settings.watch, workers=workers)
     config = uvicorn.Config(
-        "api.workers:worker_app",
+        "almanac.api.workers:worker_app",
         factory=True,
         workers=workers,
         host=args.host,

@@ -34,11 +34,11 @@ import floors
 import generate
 from serving import free_port
 
-from api.context import Context
-from api.schema import build_schema
-from api.services import Services, now_us
-from api.settings import Settings
-from temporal.calendar import RecurrenceSet, Walk, parse_date_value
+from almanac.api.context import Context
+from almanac.api.schema import build_schema
+from almanac.api.services import Services, now_us
+from almanac.api.settings import Settings
+from almanac.temporal.calendar import RecurrenceSet, Walk, parse_date_value
 
 # Dates inside the generator's span (2024-2026): a weekday, its week, and a month.
 DAY = "2025-03-12"
@@ -109,7 +109,7 @@ def measure(vault: Path, state: Path, runs: int) -> dict[str, Any]:
     schema = build_schema()
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "api", "serve", "--vault", str(vault), "--state", str(state)]
+        [sys.executable, "-m", "almanac", "serve", "--vault", str(vault), "--state", str(state)]
         + ["--port", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from api.settings import DEMO_VAULT
+from almanac.api.settings import DEMO_VAULT
 from tests.api.served import serve
 from tests.browser.conftest import CHROMIUM, write_hub
 
@@ -143,7 +143,7 @@ def main() -> None:
         if args.hub:
             write_hub(root / "hub" / "vault", args.hub)
             # Reconciled beforehand: serving then starts within the harness's 20 s.
-            reconcile = [sys.executable, "-m", "api", "reconcile", "--vault", str(root / "hub")]
+            reconcile = [sys.executable, "-m", "almanac", "reconcile", "--vault", str(root / "hub")]
             reconcile[-1] += "/vault"
             reconcile += ["--state", str(root / "hub" / "state.db")]
             subprocess.run(reconcile, check=True, capture_output=True, cwd=ROOT)

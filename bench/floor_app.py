@@ -56,7 +56,7 @@ def main() -> None:
     here = Path(__file__).resolve().parent
     sys.path[:0] = [str(here.parent)]  # the repository first (bench/ has a graph.py)
     sys.path.append(str(here))  # spawned workers get this sys.path too
-    from api.workers import listening_socket
+    from almanac.api.workers import listening_socket
 
     config = uvicorn.Config(
         "floor_app:app",

@@ -39,12 +39,12 @@ import httpx2
 import networkx as nx
 import uvicorn
 
-import graph
-from api.app import create_app
-from api.context import Context
-from api.schema import build_schema
-from api.services import now_us
-from api.settings import Settings
+from almanac import graph
+from almanac.api.app import create_app
+from almanac.api.context import Context
+from almanac.api.schema import build_schema
+from almanac.api.services import now_us
+from almanac.api.settings import Settings
 
 GRAPH = """query($id: ID!) { graph(seed: {id: $id}, hops: 3, fanOut: 25, maxPaths: 100) {
   status nodes { id hop } paths { nodes edges { relation from to direction record

@@ -31,7 +31,7 @@ def main() -> None:
     parser.add_argument("--paths", action="store_true", help="name the edited file")
     args = parser.parse_args()
     sys.path.insert(0, str(args.code))
-    import temporal
+    from almanac import temporal
 
     assert Path(temporal.__file__).is_relative_to(args.code), temporal.__file__
 

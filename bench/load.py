@@ -214,7 +214,16 @@ def run(
     them under uvicorn) and measure it."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "api", "serve", "--vault", str(vault), "--state", str(state)]
+    command = [
+        sys.executable,
+        "-m",
+        "almanac",
+        "serve",
+        "--vault",
+        str(vault),
+        "--state",
+        str(state),
+    ]
     if config is not None:
         command += ["--config", str(config)]
     if workers != 1:

@@ -25,10 +25,9 @@ from pathlib import Path
 if Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
     del sys.path[0]
 
-import graph
-import temporal
-from temporal import FINGERPRINT
-from temporal.reconcile.memory import Memory
+from almanac import graph, temporal
+from almanac.temporal import FINGERPRINT
+from almanac.temporal.reconcile.memory import Memory
 
 
 def _lines(after: tracemalloc.Snapshot, before: tracemalloc.Snapshot, top: int) -> list[str]:

@@ -152,7 +152,7 @@ def _serve(
     root: Path, folder: Path, name: str, port: int, config: Path, env: dict[str, str]
 ) -> subprocess.Popen[bytes]:
     """`almanac serve` with the code of checkout `root`, on its own copy of the vault."""
-    command = [sys.executable, "-m", "api", "serve", "--vault", str(folder / name / "vault")]
+    command = [sys.executable, "-m", "almanac", "serve", "--vault", str(folder / name / "vault")]
     command += ["--state", str(folder / f"{name}.db"), "--port", str(port)]
     command += ["--config", str(config)]
     env = {**env, "PYTHONPATH": str(root)}
@@ -209,8 +209,8 @@ def _in_process(root: Path, folder: Path, name: str, body: str) -> dict[str, flo
 def _in_process_child(vault: str, state: str) -> None:
     """`_in_process`'s child: runs with the code on PYTHONPATH, prints its figures."""
     sys.path.insert(0, os.environ["PYTHONPATH"])
-    from api.app import create_app
-    from api.settings import Settings
+    from almanac.api.app import create_app
+    from almanac.api.settings import Settings
 
     app = create_app(Settings.build(vault=vault, state=state, watch="on"))
     # CPU time is the process's: the graph's warm-up thread must be done first.

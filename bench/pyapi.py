@@ -31,8 +31,8 @@ import uvicorn
 from generate import generate
 
 import almanac
-from api.app import create_app
-from api.settings import Settings
+from almanac.api.app import create_app
+from almanac.api.settings import Settings
 
 REF = "id kind type title"
 LOCATOR = "locator { path startLine endLine revision }"

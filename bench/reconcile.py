@@ -29,10 +29,10 @@ import floors
 import generate
 from starlette.testclient import TestClient
 
-import temporal
-from api.app import create_app
-from api.settings import Settings
-from vault.watcher import Watcher
+from almanac import temporal
+from almanac.api.app import create_app
+from almanac.api.settings import Settings
+from almanac.vault.watcher import Watcher
 
 
 def measure(notes: int, runs: int, cold_runs: int) -> dict[str, object]:

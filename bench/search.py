@@ -34,10 +34,10 @@ import floors
 import generate
 from starlette.testclient import TestClient
 
-import temporal
-from api.app import create_app
-from api.settings import Settings
-from temporal.store import SEARCH_KEYS_FILL, search_fill, search_table
+from almanac import temporal
+from almanac.api.app import create_app
+from almanac.api.settings import Settings
+from almanac.temporal.store import SEARCH_KEYS_FILL, search_fill, search_table
 
 # The generator's sentences draw on one small vocabulary, so these words are in most notes:
 # the worst case (every match is scored and sorted). Names are rare.

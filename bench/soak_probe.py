@@ -111,20 +111,20 @@ def _sample(app: Any, begin: float) -> dict[str, Any]:
 
 def serve(argv: list[str], every: float, trace: list[float], frames: int, top: int) -> None:
     """The server, as `almanac serve`, with the sampler thread (the child)."""
-    import api.app
-    from api.cli import main
+    import almanac.api.app
+    from almanac.api.cli import main
 
     if trace:
         tracemalloc.start(frames)
     made: list[Any] = []
-    create = api.app.create_app
+    create = almanac.api.app.create_app
 
     def create_app(*args: Any, **kwargs: Any) -> Any:
         app = create(*args, **kwargs)
         made.append(app)
         return app
 
-    api.app.create_app = create_app
+    almanac.api.app.create_app = create_app
     out = Path(os.environ["PROBE_OUT"])
 
     def sampler() -> None:

@@ -101,7 +101,16 @@ def run(vault: Path, state: Path, *, warmup: int, watch: bool) -> dict[str, Any]
     people = _people(vault, 50)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "api", "serve", "--vault", str(vault), "--state", str(state)]
+    command = [
+        sys.executable,
+        "-m",
+        "almanac",
+        "serve",
+        "--vault",
+        str(vault),
+        "--state",
+        str(state),
+    ]
     command += ["--port", str(port), "--watch", "on" if watch else "off"]
     first: dict[str, float] = {}
     warming_answers: dict[str, int] = {"graph": 0}

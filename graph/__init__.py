@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graph.compact import (
+from almanac.graph.compact import (
     CompactFile,
     CompactRows,
     CompactStamp,
@@ -10,8 +10,8 @@ from graph.compact import (
     read_stamped,
     write_rows,
 )
-from graph.projection import Projection
-from graph.seeds import (
+from almanac.graph.projection import Projection
+from almanac.graph.seeds import (
     MAX_SEED_TEXT,
     LookupResult,
     LookupStatus,
@@ -20,8 +20,8 @@ from graph.seeds import (
     seeds_by_id,
     seeds_by_text,
 )
-from graph.sharded import Sharded
-from graph.traverse import (
+from almanac.graph.sharded import Sharded
+from almanac.graph.traverse import (
     Direction,
     EdgeFilter,
     GraphNode,
@@ -33,7 +33,7 @@ from graph.traverse import (
     find_paths,
     traverse,
 )
-from graph.view import Adjacency, Edge, Node, ProjectionView, ScopeGraph
+from almanac.graph.view import Adjacency, Edge, Node, ProjectionView, ScopeGraph
 
 __all__ = [
     "MAX_SEED_TEXT",

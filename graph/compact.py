@@ -29,10 +29,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import temporal
-from graph.projection import Projection
-from graph.view import Edge
-from temporal import NodeRow, ReconcileResult, RecordKind, Store
+from almanac import temporal
+from almanac.graph.projection import Projection
+from almanac.graph.view import Edge
+from almanac.temporal import NodeRow, ReconcileResult, RecordKind, Store
 
 log = logging.getLogger("almanac")
 

@@ -27,9 +27,9 @@ from typing import Any
 
 import networkx as nx
 
-import temporal
-from graph.sharded import Sharded
-from graph.view import (
+from almanac import temporal
+from almanac.graph.sharded import Sharded
+from almanac.graph.view import (
     BACKWARD,
     FORWARD,
     Adjacency,
@@ -41,7 +41,7 @@ from graph.view import (
     adjacency_of,
     patched_adjacency,
 )
-from temporal import (
+from almanac.temporal import (
     EdgeRow,
     NodeRow,
     Paths,

@@ -8,8 +8,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-import temporal
-from temporal import NameRule, Reader, RecordRef
+from almanac import temporal
+from almanac.temporal import NameRule, Reader, RecordRef
 
 __all__ = [
     "MAX_SEED_TEXT",

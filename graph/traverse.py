@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
 
-import temporal
-from graph.seeds import LookupStatus, Seeds
-from graph.view import FIRSTS, SUPERSEDED_BY, ProjectionView, Step
-from temporal import RecordRef
-from vault import QueryTooComplex
+from almanac import temporal
+from almanac.graph.seeds import LookupStatus, Seeds
+from almanac.graph.view import FIRSTS, SUPERSEDED_BY, ProjectionView, Step
+from almanac.temporal import RecordRef
+from almanac.vault import QueryTooComplex
 
 __all__ = [
     "Direction",

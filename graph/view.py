@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-import temporal
-from graph.sharded import Sharded
-from temporal import RecordRef
+from almanac import temporal
+from almanac.graph.sharded import Sharded
+from almanac.temporal import RecordRef
 
 __all__ = [
     "BACKWARD",

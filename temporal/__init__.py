@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from temporal.calendar import (
+from almanac.temporal.calendar import (
     ClockRelation,
     DatePrecision,
     DateValue,
@@ -16,7 +16,7 @@ from temporal.calendar import (
     timezone,
     week_of,
 )
-from temporal.queries import (
+from almanac.temporal.queries import (
     MAX_VARIANT_CHARS,
     MAX_VARIANTS,
     Commit,
@@ -49,7 +49,7 @@ from temporal.queries import (
     search_records,
     timeline,
 )
-from temporal.reconcile import (
+from almanac.temporal.reconcile import (
     Paths,
     Reconciler,
     ReconcileResult,
@@ -61,7 +61,7 @@ from temporal.reconcile import (
     put_path,
     snapshot_id,
 )
-from temporal.records import (
+from almanac.temporal.records import (
     Lifecycle,
     LifecycleFilter,
     LinkRef,
@@ -71,7 +71,7 @@ from temporal.records import (
     RecordRef,
     TimeField,
 )
-from temporal.store import (
+from almanac.temporal.store import (
     FINGERPRINT,
     LOOKUP_RULES,
     SEED_RULES,

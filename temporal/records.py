@@ -4,7 +4,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from temporal.calendar import DateValue
+from almanac.temporal.calendar import DateValue
 
 __all__ = [
     "Lifecycle",

@@ -11,7 +11,7 @@ from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("vault", "temporal", "graph", "api")
-_FIRST_PARTY = set(PACKAGES)
+_FIRST_PARTY = {*PACKAGES, "almanac"}
 
 
 def _imported_modules() -> set[str]:

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 import almanac
-from api.settings import DEMO_VAULT
+from almanac.api.settings import DEMO_VAULT
 
 ROOT = Path(__file__).resolve().parents[1]
 # The rooms a query runs through; `temporal/reconcile/` is the request catching up with the
@@ -35,7 +35,8 @@ TRACED = ("temporal.calendar", "temporal.queries", "temporal.records", "temporal
 # Utility rooms: a date or a clock (`calendar`), a domain value (`records`), SQL run (`store`),
 # the graph's published view read (`graph.view`, `graph.sharded`: the graph's store).
 UTILITY = ("temporal.calendar", "temporal.records", "temporal.store", "graph.view", "graph.sharded")
-RESOLVERS = str(ROOT / "api" / "resolvers")
+# Imported through almanac/api (the link to api/), as every module of ours is.
+RESOLVERS = str(ROOT / "almanac" / "api" / "resolvers")
 
 
 @dataclass(slots=True)
@@ -174,9 +175,9 @@ def test_a_query_enters_each_module_once(kb: almanac.Almanac, name: str) -> None
 def test_the_trace_counts_a_return() -> None:
     """A query module left and entered again is a return; a utility call, or a callee giving
     control back to its caller, never is."""
-    from temporal.calendar import local_date
-    from temporal.queries.listing import select
-    from temporal.queries.rows import Scan, Sql
+    from almanac.temporal.calendar import local_date
+    from almanac.temporal.queries.listing import select
+    from almanac.temporal.queries.rows import Scan, Sql
 
     scan = Scan(Sql("SELECT * FROM spans", []), ["default"], ["active"])
 

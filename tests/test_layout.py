@@ -8,10 +8,11 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-import temporal
+from almanac import temporal
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("vault", "temporal", "graph", "api", "almanac")
+LINKED = PACKAGES[:-1]
 LAYERS = {"vault": 0, "temporal": 1, "graph": 2, "api": 3, "almanac": 4}
 ROOMS = ("calendar", "store", "reconcile", "queries")
 MAX_LINES = 500
@@ -23,9 +24,11 @@ def _module_name(path: Path) -> str:
 
 
 def _modules() -> dict[str, Path]:
-    return {
-        _module_name(path): path for package in PACKAGES for path in (ROOT / package).rglob("*.py")
-    }
+    # almanac/graph and its kin link to the design card's folders (pyproject.toml): each module
+    # is read once, where it lives.
+    links = {("almanac", package) for package in LINKED}
+    paths = [path for package in PACKAGES for path in (ROOT / package).rglob("*.py")]
+    return {_module_name(p): p for p in paths if p.relative_to(ROOT).parts[:2] not in links}
 
 
 MODULES = _modules()
@@ -38,10 +41,21 @@ def _imports(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            # `from package import module` names a module too.
-            found.update(f"{node.module}.{a.name}" for a in node.names)
-    return {name for name in found if name in MODULES}
+            # `from package import module` names a module too; `from almanac import temporal`
+            # names the package below, not the door above it.
+            names = {f"{node.module}.{a.name}" for a in node.names}
+            if node.module != "almanac" or {_linked(n) for n in names} - set(LINKED):
+                found.add(node.module)
+            found.update(names)
+    # Every module of ours is imported under the one installed name: almanac.graph is graph/.
+    ours = {_linked(name) for name in found}
+    return {name for name in ours if name in MODULES}
+
+
+def _linked(imported: str) -> str:
+    """The module of `imported` as named here: `almanac.graph.view` is `graph.view`."""
+    rest = imported.removeprefix("almanac.")
+    return rest if rest.split(".")[0] in LINKED else imported
 
 
 GRAPH: nx.DiGraph[str] = nx.DiGraph(
@@ -124,7 +138,7 @@ def test_temporal_exports_only_what_graph_and_api_use() -> None:
         if not name.startswith(("graph", "api")):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module == "temporal":
+            if isinstance(node, ast.ImportFrom) and node.module == "almanac.temporal":
                 used.update(alias.name for alias in node.names)
             elif (
                 isinstance(node, ast.Attribute)
@@ -151,12 +165,33 @@ def test_almanac_is_a_thin_door_onto_the_packages_below() -> None:
     Embedded`), and never the libraries the engine wraps: no SQL, no HTTP, no strawberry."""
     wrong = []
     for name, path in MODULES.items():
-        if not name.startswith("almanac"):
+        # `python -m almanac` is the command (`almanac.api.cli:main`, as the script names it).
+        if not name.startswith("almanac") or name == "almanac.__main__":
             continue
-        for target in _all_imports(path):
+        for imported in _all_imports(path):
+            target = _linked(imported)
             top = target.split(".")[0]
             if top in LAYERS and top != "almanac" and target != top:
                 wrong.append((name, target))
             if top in ("sqlite3", "sqlite_utils", "strawberry", "starlette", "uvicorn", "graphql"):
                 wrong.append((name, target))
     assert wrong == []
+
+
+def test_one_import_name() -> None:
+    """SPEC 6: installed, Almanac owns `almanac` alone, so nothing of ours imports `api`,
+    `graph`, `temporal` or `vault` by their folders' names (a user's own `api` would answer)."""
+    sources = [*MODULES.values(), *(ROOT / "tests").rglob("*.py"), *(ROOT / "bench").rglob("*.py")]
+    wrong = sorted(
+        f"{path.relative_to(ROOT)}: {target}"
+        for path in sources
+        for target in _all_imports(path)
+        if target.split(".")[0] in LINKED
+    )
+    assert wrong == []
+
+
+def test_the_links_point_at_the_folders() -> None:
+    for package in LINKED:
+        link = ROOT / "almanac" / package
+        assert link.is_symlink() and link.resolve() == ROOT / package

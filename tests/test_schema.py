@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from graphql import build_schema, find_breaking_changes
 
-from api.schema import build_schema as build_almanac_schema
+from almanac.api.schema import build_schema as build_almanac_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 PROMISED = Path(__file__).resolve().parent / "contract.graphql"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from vault.content import MAX_NOTE_BYTES, FileBytes, note_lines, read_bytes
-from vault.errors import (
+from almanac.vault.content import MAX_NOTE_BYTES, FileBytes, note_lines, read_bytes
+from almanac.vault.errors import (
     AlmanacError,
     AmbiguousTime,
     Forbidden,
@@ -20,10 +20,10 @@ from vault.errors import (
     Unauthenticated,
     UnknownTimezone,
 )
-from vault.excerpt import NoteText, read_note_text
-from vault.issue import Issue
-from vault.links import Link, wiki_target
-from vault.note import (
+from almanac.vault.excerpt import NoteText, read_note_text
+from almanac.vault.issue import Issue
+from almanac.vault.links import Link, wiki_target
+from almanac.vault.note import (
     KNOWN_FIELDS,
     REFERENCE_FIELDS,
     Note,
@@ -31,8 +31,8 @@ from vault.note import (
     parse_note,
     read_note,
 )
-from vault.reading import DATE_FIELDS, DailyNotes, ReadOptions, field_map
-from vault.scan import (
+from almanac.vault.reading import DATE_FIELDS, DailyNotes, ReadOptions, field_map
+from almanac.vault.scan import (
     KnownStats,
     NoteFile,
     ScanResult,

@@ -22,11 +22,11 @@ import sys
 import threading
 from collections.abc import Callable, Generator, Mapping, Sequence
 
-from vault.content import read_bytes
-from vault.issue import Issue
-from vault.note import ParsedNote, parse_note
-from vault.reading import ReadOptions
-from vault.scan import NoteFile
+from almanac.vault.content import read_bytes
+from almanac.vault.issue import Issue
+from almanac.vault.note import ParsedNote, parse_note
+from almanac.vault.reading import ReadOptions
+from almanac.vault.scan import NoteFile
 
 __all__ = ["Outcome", "read_and_parse", "read_in_workers", "serve"]
 

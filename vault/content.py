@@ -9,8 +9,8 @@ import os
 import stat as stat_module
 from dataclasses import dataclass
 
-from vault.issue import Issue
-from vault.scan import NoteFile
+from almanac.vault.issue import Issue
+from almanac.vault.scan import NoteFile
 
 __all__ = [
     "MAX_NOTE_BYTES",

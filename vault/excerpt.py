@@ -17,9 +17,9 @@ import os
 import stat as stat_module
 from dataclasses import dataclass
 
-from vault.content import FileBytes, note_lines, read_bytes
-from vault.issue import Issue
-from vault.scan import NoteFile, is_ignored_name
+from almanac.vault.content import FileBytes, note_lines, read_bytes
+from almanac.vault.issue import Issue
+from almanac.vault.scan import NoteFile, is_ignored_name
 
 __all__ = ["NoteText", "read_note_text"]
 

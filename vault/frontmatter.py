@@ -21,7 +21,7 @@ import yaml
 from yaml._yaml import CParser
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from vault.issue import Issue
+from almanac.vault.issue import Issue
 
 __all__ = ["MAX_DEPTH", "MAX_FRONTMATTER_BYTES", "Frontmatter", "load_frontmatter", "plain_value"]
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from vault.issue import reduce_by_fields
+from almanac.vault.issue import reduce_by_fields
 
 __all__ = ["Link", "extract_links", "first_heading", "wiki_target"]
 

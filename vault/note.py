@@ -8,16 +8,16 @@ from dataclasses import dataclass, field
 
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
-from vault.content import (
+from almanac.vault.content import (
     decode,
     line_count,
     read_bytes,
 )
-from vault.frontmatter import MAX_FRONTMATTER_BYTES, load_frontmatter, plain_value
-from vault.issue import Issue, reduce_by_fields
-from vault.links import Link, extract_links, first_heading, wiki_target
-from vault.reading import DATE_FIELDS, ReadOptions, daily_date
-from vault.scan import NoteFile
+from almanac.vault.frontmatter import MAX_FRONTMATTER_BYTES, load_frontmatter, plain_value
+from almanac.vault.issue import Issue, reduce_by_fields
+from almanac.vault.links import Link, extract_links, first_heading, wiki_target
+from almanac.vault.reading import DATE_FIELDS, ReadOptions, daily_date
+from almanac.vault.scan import NoteFile
 
 __all__ = [
     "KNOWN_FIELDS",

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from vault.errors import StartupError
+from almanac.vault.errors import StartupError
 
 __all__ = ["DATE_FIELDS", "DailyNotes", "ReadOptions", "daily_date", "field_map"]
 

@@ -5,7 +5,7 @@ import stat as stat_module
 from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 
-from vault.issue import Issue
+from almanac.vault.issue import Issue
 
 __all__ = [
     "KnownStats",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from vault import is_ignored_name
+from almanac.vault import is_ignored_name
 
 __all__ = ["FileWatch", "Watcher"]
 

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-import vault
-from api.args import cited_revision, line_range
-from api.context import Info
-from api.types.common import RecordRef
-from api.types.excerpt import Excerpt
+from almanac import vault
+from almanac.api.args import cited_revision, line_range
+from almanac.api.context import Info
+from almanac.api.types.common import RecordRef
+from almanac.api.types.excerpt import Excerpt
 
 __all__ = ["excerpt"]
 

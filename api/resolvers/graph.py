@@ -4,10 +4,10 @@ from typing import Annotated
 
 import strawberry
 
-import graph
-from api.args import edge_filter, graph_seed, traversal_limits
-from api.context import Info
-from api.types.graph import GraphResult, GraphSeedInput
+from almanac import graph
+from almanac.api.args import edge_filter, graph_seed, traversal_limits
+from almanac.api.context import Info
+from almanac.api.types.graph import GraphResult, GraphSeedInput
 
 __all__ = ["graph_query", "paths"]
 

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 
-from api.context import Info
-from api.types.live import SnapshotEvent
-from vault import InvalidInput
+from almanac.api.context import Info
+from almanac.api.types.live import SnapshotEvent
+from almanac.vault import InvalidInput
 
 __all__ = ["snapshots"]
 

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import strawberry
 
-import graph
-from api.args import decode_cursor, encode_cursor, page_size
-from api.context import Info
-from api.types.common import Count, PageInfo, RecordRef
-from api.types.records import LookupResult, Record, RecordConnection, RecordFilter, Status
+from almanac import graph
+from almanac.api.args import decode_cursor, encode_cursor, page_size
+from almanac.api.context import Info
+from almanac.api.types.common import Count, PageInfo, RecordRef
+from almanac.api.types.records import LookupResult, Record, RecordConnection, RecordFilter, Status
 
 __all__ = ["lookup", "record", "records", "status"]
 

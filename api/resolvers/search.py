@@ -4,12 +4,12 @@ from typing import Annotated
 
 import strawberry
 
-import temporal
-from api.args import page_size, search_cursor, search_position, search_variants
-from api.context import Info
-from api.types.common import MatchMode, PageInfo
-from api.types.records import RecordFilter
-from api.types.search import Retrieval, SearchConnection, SearchHit, SearchStrategy
+from almanac import temporal
+from almanac.api.args import page_size, search_cursor, search_position, search_variants
+from almanac.api.context import Info
+from almanac.api.types.common import MatchMode, PageInfo
+from almanac.api.types.records import RecordFilter
+from almanac.api.types.search import Retrieval, SearchConnection, SearchHit, SearchStrategy
 
 __all__ = ["search"]
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import strawberry
 
-import temporal
-from api.args import (
+from almanac import temporal
+from almanac.api.args import (
     bound_us,
     decode_offset,
     decode_position,
@@ -14,9 +14,9 @@ from api.args import (
     time_range,
     zone,
 )
-from api.context import Context, Info
-from api.types.common import PageInfo, RecordRef
-from api.types.time import (
+from almanac.api.context import Context, Info
+from almanac.api.types.common import PageInfo, RecordRef
+from almanac.api.types.time import (
     ClockCount,
     LastSeenResult,
     Occurrence,
@@ -25,8 +25,8 @@ from api.types.time import (
     TimelineEntry,
     TimelineResult,
 )
-from temporal import ClockRelation, Eligibility, TimeField, TimelineGroup
-from vault import InvalidCursor
+from almanac.temporal import ClockRelation, Eligibility, TimeField, TimelineGroup
+from almanac.vault import InvalidCursor
 
 __all__ = ["chronicle_day", "chronicle_last_seen", "chronicle_since", "occurrences", "timeline"]
 

@@ -5,12 +5,17 @@ from typing import Self
 
 import strawberry
 
-import graph
-import temporal
-import vault
-from api.args import page_size
-from graph import LookupStatus
-from temporal import DatePrecision, Lifecycle, LifecycleFilter, MatchMode, RecordKind, TimeField
+from almanac import graph, temporal, vault
+from almanac.api.args import page_size
+from almanac.graph import LookupStatus
+from almanac.temporal import (
+    DatePrecision,
+    Lifecycle,
+    LifecycleFilter,
+    MatchMode,
+    RecordKind,
+    TimeField,
+)
 
 __all__ = [
     "Count",

@@ -4,8 +4,8 @@ from typing import Self
 
 import strawberry
 
-import vault
-from api.types.common import RecordRef, ResultMeta
+from almanac import vault
+from almanac.api.types.common import RecordRef, ResultMeta
 
 __all__ = ["Excerpt", "ExcerptLine"]
 

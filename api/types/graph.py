@@ -4,8 +4,8 @@ from typing import Self
 
 import strawberry
 
-import graph
-from api.types.common import Locator, LookupStatus, RecordKind, RecordRef, ResultMeta
+from almanac import graph
+from almanac.api.types.common import Locator, LookupStatus, RecordKind, RecordRef, ResultMeta
 
 __all__ = [
     "Direction",

@@ -4,7 +4,7 @@ from typing import Self
 
 import strawberry
 
-import api.live
+import almanac.api.live
 
 __all__ = ["SnapshotEvent"]
 
@@ -29,7 +29,7 @@ class SnapshotEvent:
     )
 
     @classmethod
-    def from_domain(cls, event: api.live.SnapshotEvent) -> Self:
+    def from_domain(cls, event: almanac.api.live.SnapshotEvent) -> Self:
         return cls(
             snapshot=event.snapshot,
             previous=event.previous,

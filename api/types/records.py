@@ -5,9 +5,9 @@ from typing import Self
 
 import strawberry
 
-import temporal
-from api.args import optional_bound_us
-from api.types.common import (
+from almanac import temporal
+from almanac.api.args import optional_bound_us
+from almanac.api.types.common import (
     Count,
     Coverage,
     DateValue,

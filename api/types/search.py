@@ -6,9 +6,9 @@ from typing import Self
 
 import strawberry
 
-import temporal
-from api.types.common import Locator, PageInfo, RecordRef, ResultMeta
-from temporal import MatchQuality, RetrievalReason, SearchStrategy
+from almanac import temporal
+from almanac.api.types.common import Locator, PageInfo, RecordRef, ResultMeta
+from almanac.temporal import MatchQuality, RetrievalReason, SearchStrategy
 
 __all__ = [
     "MatchQuality",

@@ -5,9 +5,9 @@ from typing import Self
 
 import strawberry
 
-import temporal
-from api.types.common import DateValue, Locator, PageInfo, RecordRef, ResultMeta
-from temporal import ClockRelation, Eligibility, TimelineGroup
+from almanac import temporal
+from almanac.api.types.common import DateValue, Locator, PageInfo, RecordRef, ResultMeta
+from almanac.temporal import ClockRelation, Eligibility, TimelineGroup
 
 __all__ = [
     "ClockCount",

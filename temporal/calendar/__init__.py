@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from temporal.calendar.clock import (
+from almanac.temporal.calendar.clock import (
     ClockRelation,
     LocalDay,
     clock_params,
@@ -17,7 +17,7 @@ from temporal.calendar.clock import (
     wall_us,
     week_of,
 )
-from temporal.calendar.dates import (
+from almanac.temporal.calendar.dates import (
     DatePrecision,
     DateValue,
     format_instant,
@@ -27,7 +27,7 @@ from temporal.calendar.dates import (
     parse_query_bound,
     timezone,
 )
-from temporal.calendar.recurrence import Occurrence, RecurrenceSet, Walk
+from almanac.temporal.calendar.recurrence import Occurrence, RecurrenceSet, Walk
 
 __all__ = [
     "ClockRelation",

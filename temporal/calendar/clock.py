@@ -16,8 +16,8 @@ from string import Formatter
 
 import pendulum
 
-from temporal.calendar.dates import from_datetime, instant, timezone
-from vault import InvalidDate
+from almanac.temporal.calendar.dates import from_datetime, instant, timezone
+from almanac.vault import InvalidDate
 
 __all__ = [
     "ClockRelation",

@@ -18,7 +18,7 @@ from enum import Enum
 
 import pendulum
 
-from vault import AmbiguousTime, InvalidDate, UnknownTimezone
+from almanac.vault import AmbiguousTime, InvalidDate, UnknownTimezone
 
 __all__ = [
     "DatePrecision",

@@ -35,8 +35,8 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 
 from dateutil import rrule as _rr
 
-from temporal.calendar.dates import DatePrecision, DateValue, parse_date_value, timezone
-from temporal.calendar.rrule import (
+from almanac.temporal.calendar.dates import DatePrecision, DateValue, parse_date_value, timezone
+from almanac.temporal.calendar.rrule import (
     Rule,
     check_matches,
     explicit_options,
@@ -44,7 +44,7 @@ from temporal.calendar.rrule import (
     parse_rule,
     period_start,
 )
-from vault import InvalidDate, InvalidRecurrence
+from almanac.vault import InvalidDate, InvalidRecurrence
 
 __all__ = ["MAX_STEPS", "Occurrence", "RecurrenceSet", "Walk"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from dateutil import rrule as _rr
 
-from vault import InvalidRecurrence
+from almanac.vault import InvalidRecurrence
 
 __all__ = ["Rule", "check_matches", "explicit_options", "naive_us", "parse_rule", "period_start"]
 

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from temporal.queries.commits import Commit, ScopeChanges, commits, issue_digests, latest_commit
-from temporal.queries.connections import (
+from almanac.temporal.queries.commits import (
+    Commit,
+    ScopeChanges,
+    commits,
+    issue_digests,
+    latest_commit,
+)
+from almanac.temporal.queries.connections import (
     EdgeRow,
     NodeRow,
     commit_stamp,
@@ -11,15 +17,15 @@ from temporal.queries.connections import (
     generation,
     node_rows,
 )
-from temporal.queries.listing import first_standing, listing
-from temporal.queries.matching import (
+from almanac.temporal.queries.listing import first_standing, listing
+from almanac.temporal.queries.matching import (
     MAX_VARIANT_CHARS,
     MAX_VARIANTS,
     MatchMode,
     search_tokens,
 )
-from temporal.queries.occurrences import Occurrences, occurrences
-from temporal.queries.results import (
+from almanac.temporal.queries.occurrences import Occurrences, occurrences
+from almanac.temporal.queries.results import (
     MatchQuality,
     RelaxedFallback,
     Retrieval,
@@ -29,7 +35,7 @@ from temporal.queries.results import (
     SearchStrategy,
     Snippet,
 )
-from temporal.queries.rows import (
+from almanac.temporal.queries.rows import (
     Eligibility,
     Scan,
     Timeline,
@@ -37,8 +43,8 @@ from temporal.queries.rows import (
     TimelineGroup,
     TimelineQuery,
 )
-from temporal.queries.search import search_records
-from temporal.queries.timeline import (
+from almanac.temporal.queries.search import search_records
+from almanac.temporal.queries.timeline import (
     LastSeen,
     chronicle_day,
     chronicle_since,

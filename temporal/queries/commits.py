@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from temporal.store import Reader
+from almanac.temporal.store import Reader
 
 __all__ = ["Commit", "ScopeChanges", "commits", "issue_digests", "latest_commit"]
 

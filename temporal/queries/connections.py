@@ -11,8 +11,8 @@ import sys
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from temporal.records import RecordKind
-from temporal.store import Reader, Store, chunks, marks
+from almanac.temporal.records import RecordKind
+from almanac.temporal.store import Reader, Store, chunks, marks
 
 __all__ = [
     "EdgeRow",

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 
-from temporal.calendar import (
+from almanac.temporal.calendar import (
     ClockRelation,
     DatePrecision,
     DateValue,
@@ -17,8 +17,8 @@ from temporal.calendar import (
     utc_date,
     wall_us,
 )
-from temporal.queries.listing import anchor_rows
-from temporal.queries.rows import (
+from almanac.temporal.queries.listing import anchor_rows
+from almanac.temporal.queries.rows import (
     Eligibility,
     Expr,
     Scan,
@@ -27,8 +27,8 @@ from temporal.queries.rows import (
     TimelineQuery,
     build_entries,
 )
-from temporal.records import RecordKind, RecordRef
-from temporal.store import Reader, Row, marks, note_body, record_details
+from almanac.temporal.records import RecordKind, RecordRef
+from almanac.temporal.store import Reader, Row, marks, note_body, record_details
 
 __all__ = ["by_source"]
 

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from temporal.queries.rows import (
+from almanac.temporal.queries.rows import (
     BY_DATE,
     CLOCK,
     DISTANCE,
@@ -35,8 +35,8 @@ from temporal.queries.rows import (
     Scan,
     Sql,
 )
-from temporal.records import TimeField
-from temporal.store import SPANS, Reader, Row, marks, read_rows, show_values
+from almanac.temporal.records import TimeField
+from almanac.temporal.store import SPANS, Reader, Row, marks, read_rows, show_values
 
 __all__ = [
     "Listing",

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from vault import InvalidInput
+from almanac.vault import InvalidInput
 
 __all__ = [
     "MAX_QUERY_CHARS",

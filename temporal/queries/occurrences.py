@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from temporal.calendar import (
+from almanac.temporal.calendar import (
     DatePrecision,
     DateValue,
     Occurrence,
@@ -13,9 +13,9 @@ from temporal.calendar import (
     instant,
     timezone,
 )
-from temporal.records import Record, RecordRef
-from temporal.store import Reader
-from vault import AlmanacError
+from almanac.temporal.records import Record, RecordRef
+from almanac.temporal.store import Reader
+from almanac.vault import AlmanacError
 
 __all__ = ["RESPONSE_OCCURRENCES", "Occurrences", "occurrences"]
 

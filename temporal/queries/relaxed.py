@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from temporal.queries.results import RelaxedFallback
-from temporal.store import Part, Reader, RecordFilter, marks, parts, top
+from almanac.temporal.queries.results import RelaxedFallback
+from almanac.temporal.store import Part, Reader, RecordFilter, marks, parts, top
 
 __all__ = ["MAX_KEYWORDS", "MAX_RECALL", "Relaxed", "relaxed"]
 

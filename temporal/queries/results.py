@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from temporal.records import Locator, RecordRef
+from almanac.temporal.records import Locator, RecordRef
 
 __all__ = [
     "MatchQuality",

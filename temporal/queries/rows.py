@@ -16,9 +16,16 @@ from datetime import date
 from enum import Enum
 from typing import Any
 
-from temporal.calendar import ClockRelation, DateValue, Occurrence
-from temporal.records import Locator, RecordRef, TimeField
-from temporal.store import SPAN_COLUMNS, Reader, Row, note_body, record_details, record_sources
+from almanac.temporal.calendar import ClockRelation, DateValue, Occurrence
+from almanac.temporal.records import Locator, RecordRef, TimeField
+from almanac.temporal.store import (
+    SPAN_COLUMNS,
+    Reader,
+    Row,
+    note_body,
+    record_details,
+    record_sources,
+)
 
 __all__ = ["Eligibility", "Timeline", "TimelineEntry", "TimelineGroup", "TimelineQuery"]
 

@@ -23,18 +23,18 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from temporal.queries.matching import MatchMode, Query, keyword_queries
-from temporal.queries.relaxed import relaxed as relaxed_pass
-from temporal.queries.results import (
+from almanac.temporal.queries.matching import MatchMode, Query, keyword_queries
+from almanac.temporal.queries.relaxed import relaxed as relaxed_pass
+from almanac.temporal.queries.results import (
     MatchQuality,
     Retrieval,
     RetrievalReason,
     SearchPage,
     SearchStrategy,
 )
-from temporal.queries.snippets import hits
-from temporal.records import LifecycleFilter
-from temporal.store import (
+from almanac.temporal.queries.snippets import hits
+from almanac.temporal.records import LifecycleFilter
+from almanac.temporal.store import (
     MATCHED_COLUMNS,
     Matched,
     Reader,
@@ -50,7 +50,7 @@ from temporal.store import (
     search_table,
     top,
 )
-from vault import InvalidCursor
+from almanac.vault import InvalidCursor
 
 __all__ = ["MAX_VARIANT_HITS", "RRF_K", "search_records"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from temporal.queries.results import MatchQuality, SearchHit, Snippet
-from temporal.store import Matched, Reader, bodies, by_table, marks
+from almanac.temporal.queries.results import MatchQuality, SearchHit, Snippet
+from almanac.temporal.store import Matched, Reader, bodies, by_table, marks
 
 __all__ = ["hits", "snippet"]
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from temporal.calendar import (
+from almanac.temporal.calendar import (
     ClockRelation,
     LocalDay,
     clock_params,
@@ -28,9 +28,9 @@ from temporal.calendar import (
     local_day,
     wall_us,
 )
-from temporal.queries.grouping import by_source
-from temporal.queries.listing import Page, latest, listing_page
-from temporal.queries.rows import (
+from almanac.temporal.queries.grouping import by_source
+from almanac.temporal.queries.listing import Page, latest, listing_page
+from almanac.temporal.queries.rows import (
     BY_DATE,
     Eligibility,
     Expr,
@@ -42,9 +42,9 @@ from temporal.queries.rows import (
     TimelineQuery,
     build_entries,
 )
-from temporal.records import TimeField
-from temporal.store import SPANS, TIER_WIDTHS, Reader, marks
-from vault import NotFound
+from almanac.temporal.records import TimeField
+from almanac.temporal.store import SPANS, TIER_WIDTHS, Reader, marks
+from almanac.vault import NotFound
 
 __all__ = [
     "LastSeen",

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from temporal.reconcile.changeset import snapshot_id
-from temporal.reconcile.dates import note_dates
-from temporal.reconcile.follow import Followed, ReconcileResult, WriterLock, followed_since
-from temporal.reconcile.names import (
+from almanac.temporal.reconcile.changeset import snapshot_id
+from almanac.temporal.reconcile.dates import note_dates
+from almanac.temporal.reconcile.follow import Followed, ReconcileResult, WriterLock, followed_since
+from almanac.temporal.reconcile.names import (
     NameIndex,
     Paths,
     Resolution,
@@ -13,7 +13,7 @@ from temporal.reconcile.names import (
     paths_of,
     put_path,
 )
-from temporal.reconcile.reconciler import Reconciler, VaultConfig
+from almanac.temporal.reconcile.reconciler import Reconciler, VaultConfig
 
 __all__ = [
     "Followed",

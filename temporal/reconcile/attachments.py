@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from temporal.reconcile.names import Resolution
-from temporal.store import NameRule, ends_with_path, slug_suffixes
+from almanac.temporal.reconcile.names import Resolution
+from almanac.temporal.store import NameRule, ends_with_path, slug_suffixes
 
 __all__ = ["Attachments", "Files", "attachment_keys"]
 

@@ -17,12 +17,12 @@ import hashlib
 import sqlite3
 from collections.abc import Iterable, Mapping
 
-from temporal.reconcile.intake import take, take_attachments
-from temporal.reconcile.plan import Plan
-from temporal.reconcile.resolution import run
-from temporal.reconcile.writes import write
-from temporal.store import Bulk
-from vault import ParsedNote
+from almanac.temporal.reconcile.intake import take, take_attachments
+from almanac.temporal.reconcile.plan import Plan
+from almanac.temporal.reconcile.resolution import run
+from almanac.temporal.reconcile.writes import write
+from almanac.temporal.store import Bulk
+from almanac.vault import ParsedNote
 
 __all__ = ["ChangeSet", "snapshot_id"]
 

@@ -2,8 +2,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from temporal.calendar import DateValue, RecurrenceSet, parse_date_value, timezone
-from vault import AmbiguousTime, InvalidDate, InvalidRecurrence, Issue, Note, UnknownTimezone
+from almanac.temporal.calendar import DateValue, RecurrenceSet, parse_date_value, timezone
+from almanac.vault import (
+    AmbiguousTime,
+    InvalidDate,
+    InvalidRecurrence,
+    Issue,
+    Note,
+    UnknownTimezone,
+)
 
 __all__ = ["note_dates"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from temporal.reconcile.plan import Plan
-from temporal.records import supersession_chain
+from almanac.temporal.reconcile.plan import Plan
+from almanac.temporal.records import supersession_chain
 
 __all__ = ["chains", "derived_issues"]
 

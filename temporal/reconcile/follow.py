@@ -22,8 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from temporal.reconcile.plan import Plan, Summary
-from temporal.store import COMMIT_IDS, COMMITS_KEPT, Reader, Store
+from almanac.temporal.reconcile.plan import Plan, Summary
+from almanac.temporal.store import COMMIT_IDS, COMMITS_KEPT, Reader, Store
 
 __all__ = [
     "FOLLOW_PATHS",

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 
-from temporal.reconcile.attachments import attachment_keys
-from temporal.reconcile.dates import note_dates
-from temporal.reconcile.memory import NoteState
-from temporal.reconcile.plan import Plan
-from temporal.store import chunks, marks, normalize_name
-from vault import Note, ParsedNote
+from almanac.temporal.reconcile.attachments import attachment_keys
+from almanac.temporal.reconcile.dates import note_dates
+from almanac.temporal.reconcile.memory import NoteState
+from almanac.temporal.reconcile.plan import Plan
+from almanac.temporal.store import chunks, marks, normalize_name
+from almanac.vault import Note, ParsedNote
 
 __all__ = ["affected", "committed_seen", "take", "take_attachments"]
 

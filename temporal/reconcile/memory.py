@@ -16,10 +16,10 @@ from collections.abc import Collection, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-import vault
-from temporal.reconcile.attachments import Attachments
-from temporal.reconcile.names import NameIndex, Resolution
-from vault import Issue
+from almanac import vault
+from almanac.temporal.reconcile.attachments import Attachments
+from almanac.temporal.reconcile.names import NameIndex, Resolution
+from almanac.vault import Issue
 
 __all__ = ["Guard", "Memory", "NoteState", "Overlay"]
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
-from temporal.store import (
+from almanac.temporal.store import (
     LINK_RULES,
     NameRule,
     designate,

@@ -7,11 +7,11 @@ import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from temporal.calendar import DateValue
-from temporal.reconcile.attachments import Files
-from temporal.reconcile.memory import Guard, Memory, NoteState, Overlay
-from temporal.reconcile.names import Resolution
-from vault import Issue, Note, ParsedNote
+from almanac.temporal.calendar import DateValue
+from almanac.temporal.reconcile.attachments import Files
+from almanac.temporal.reconcile.memory import Guard, Memory, NoteState, Overlay
+from almanac.temporal.reconcile.names import Resolution
+from almanac.vault import Issue, Note, ParsedNote
 
 __all__ = ["Plan", "Summary", "Target"]
 

@@ -24,9 +24,9 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-import vault
-from temporal.reconcile.changeset import ChangeSet, snapshot_id
-from temporal.reconcile.follow import (
+from almanac import vault
+from almanac.temporal.reconcile.changeset import ChangeSet, snapshot_id
+from almanac.temporal.reconcile.follow import (
     Followed,
     ReconcileResult,
     WriterLock,
@@ -34,11 +34,11 @@ from temporal.reconcile.follow import (
     followed,
     log_commit,
 )
-from temporal.reconcile.memory import Memory
-from temporal.reconcile.plan import Summary
-from temporal.store import PROJECTION_TABLES, Store
-from vault import IndexUnavailable, Issue, NoteFile
-from vault.batch import Outcome, read_and_parse, read_in_workers
+from almanac.temporal.reconcile.memory import Memory
+from almanac.temporal.reconcile.plan import Summary
+from almanac.temporal.store import PROJECTION_TABLES, Store
+from almanac.vault import IndexUnavailable, Issue, NoteFile
+from almanac.vault.batch import Outcome, read_and_parse, read_in_workers
 
 __all__ = ["Reconciler", "VaultConfig"]
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import hashlib
 
-from temporal.reconcile.attachments import Files
-from temporal.reconcile.derived import chains
-from temporal.reconcile.intake import affected, committed_seen
-from temporal.reconcile.memory import Guard, NoteState
-from temporal.reconcile.names import Resolution
-from temporal.reconcile.plan import Found, Plan, RowEnd, Target
-from temporal.store import NameRule
+from almanac.temporal.reconcile.attachments import Files
+from almanac.temporal.reconcile.derived import chains
+from almanac.temporal.reconcile.intake import affected, committed_seen
+from almanac.temporal.reconcile.memory import Guard, NoteState
+from almanac.temporal.reconcile.names import Resolution
+from almanac.temporal.reconcile.plan import Found, Plan, RowEnd, Target
+from almanac.temporal.store import NameRule
 
 __all__ = ["read_by_referrers", "resolve_links", "run"]
 

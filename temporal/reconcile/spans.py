@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from temporal.calendar import DatePrecision, DateValue, RecurrenceSet
-from temporal.store import TIER_WIDTHS
-from vault import AlmanacError, Note
+from almanac.temporal.calendar import DatePrecision, DateValue, RecurrenceSet
+from almanac.temporal.store import TIER_WIDTHS
+from almanac.vault import AlmanacError, Note
 
 __all__ = ["PER_RECORD", "span_rows", "tier_of"]
 

@@ -7,13 +7,13 @@ import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from typing import TypeVar
 
-from temporal.reconcile.derived import derived_issues
-from temporal.reconcile.intake import committed_seen
-from temporal.reconcile.memory import Guard, NoteState
-from temporal.reconcile.plan import Plan
-from temporal.reconcile.resolution import resolve_links, run
-from temporal.reconcile.spans import span_rows
-from temporal.store import ASSOCIATE, INSERT_NOTE, TARGET_COLUMNS, Bulk, marks
+from almanac.temporal.reconcile.derived import derived_issues
+from almanac.temporal.reconcile.intake import committed_seen
+from almanac.temporal.reconcile.memory import Guard, NoteState
+from almanac.temporal.reconcile.plan import Plan
+from almanac.temporal.reconcile.resolution import resolve_links, run
+from almanac.temporal.reconcile.spans import span_rows
+from almanac.temporal.store import ASSOCIATE, INSERT_NOTE, TARGET_COLUMNS, Bulk, marks
 
 __all__ = ["write"]
 

@@ -3,9 +3,9 @@ the keyword index read."""
 
 from __future__ import annotations
 
-from temporal.store.bulk import Background, Bulk
-from temporal.store.database import Store
-from temporal.store.fts import (
+from almanac.temporal.store.bulk import Background, Bulk
+from almanac.temporal.store.database import Store
+from almanac.temporal.store.fts import (
     MATCHED_COLUMNS,
     Matched,
     Part,
@@ -20,7 +20,7 @@ from temporal.store.fts import (
     scope_counts,
     top,
 )
-from temporal.store.names import (
+from almanac.temporal.store.names import (
     LINK_RULES,
     LOOKUP_RULES,
     SEED_RULES,
@@ -31,8 +31,8 @@ from temporal.store.names import (
     normalize_name,
     slug_suffixes,
 )
-from temporal.store.reader import ChainStep, Count, Reader, RecordFilter, StatusCounts
-from temporal.store.rows import (
+from almanac.temporal.store.reader import ChainStep, Count, Reader, RecordFilter, StatusCounts
+from almanac.temporal.store.rows import (
     Row,
     note_body,
     read_rows,
@@ -40,8 +40,8 @@ from temporal.store.rows import (
     record_sources,
     show_values,
 )
-from temporal.store.sql import chunks, marks, run, sqlite_error
-from temporal.store.tables import (
+from almanac.temporal.store.sql import chunks, marks, run, sqlite_error
+from almanac.temporal.store.tables import (
     ASSOCIATE,
     COMMIT_IDS,
     COMMITS_KEPT,

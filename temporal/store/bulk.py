@@ -8,7 +8,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
 
-from temporal.store.tables import (
+from almanac.temporal.store.tables import (
     PROJECTION_INDEXES,
     PROJECTION_TABLES,
     SEARCH_KEYS_FILL,

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import sqlite_utils
 
-from temporal.store.bulk import Bulk
-from temporal.store.reader import Reader
-from temporal.store.sql import sqlite_error
-from temporal.store.tables import (
+from almanac.temporal.store.bulk import Bulk
+from almanac.temporal.store.reader import Reader
+from almanac.temporal.store.sql import sqlite_error
+from almanac.temporal.store.tables import (
     FINGERPRINT,
     MIGRATIONS,
     PROJECTION_DDL,
@@ -24,7 +24,7 @@ from temporal.store.tables import (
     search_table,
     search_triggers,
 )
-from vault import IndexUnavailable
+from almanac.vault import IndexUnavailable
 
 __all__ = ["Store"]
 

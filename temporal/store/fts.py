@@ -12,10 +12,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from temporal.records import LifecycleFilter, Locator, RecordKind, RecordRef
-from temporal.store.reader import Reader, RecordFilter
-from temporal.store.sql import marks
-from temporal.store.tables import search_table
+from almanac.temporal.records import LifecycleFilter, Locator, RecordKind, RecordRef
+from almanac.temporal.store.reader import Reader, RecordFilter
+from almanac.temporal.store.sql import marks
+from almanac.temporal.store.tables import search_table
 
 __all__ = [
     "MATCHED_COLUMNS",

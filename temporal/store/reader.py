@@ -7,8 +7,8 @@ import sqlite3
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from temporal.calendar import DatePrecision, DateValue
-from temporal.records import (
+from almanac.temporal.calendar import DatePrecision, DateValue
+from almanac.temporal.records import (
     Lifecycle,
     LifecycleFilter,
     LinkRef,
@@ -19,10 +19,10 @@ from temporal.records import (
     TimeField,
     supersession_chain,
 )
-from temporal.store.conflicts import conflicted_paths, conflicting_paths
-from temporal.store.names import NameRule, designate
-from temporal.store.sql import chunks, marks, run
-from vault import Issue
+from almanac.temporal.store.conflicts import conflicted_paths, conflicting_paths
+from almanac.temporal.store.names import NameRule, designate
+from almanac.temporal.store.sql import chunks, marks, run
+from almanac.vault import Issue
 
 __all__ = ["ChainStep", "Count", "Reader", "RecordFilter", "StatusCounts"]
 

@@ -11,9 +11,9 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from temporal.calendar import DatePrecision, DateValue, Occurrence
-from temporal.records import Locator, RecordKind, RecordRef, TimeField
-from temporal.store.reader import Reader
+from almanac.temporal.calendar import DatePrecision, DateValue, Occurrence
+from almanac.temporal.records import Locator, RecordKind, RecordRef, TimeField
+from almanac.temporal.store.reader import Reader
 
 __all__ = ["Row", "note_body", "read_rows", "record_details", "record_sources", "show_values"]
 

@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
-from vault import AlmanacError, IndexUnavailable, InvalidInput, QueryTooComplex
+from almanac.vault import AlmanacError, IndexUnavailable, InvalidInput, QueryTooComplex
 
 __all__ = ["CHUNK", "chunks", "marks", "run", "sqlite_error"]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import almanac
-from api.settings import DEMO_VAULT
+from almanac.api.settings import DEMO_VAULT
 from tests.almanac.real_data import executive_data, write_executive_vault
 
 

@@ -13,7 +13,7 @@ import pytest
 
 import almanac
 from almanac import types as t
-from api.schema import build_schema
+from almanac.api.schema import build_schema
 from tests.almanac.shapes import as_json, graphql_name, public_fields, selection, timeless
 
 BERLIN = ZoneInfo("Europe/Berlin")

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 import almanac
-from api.app import create_app
-from api.settings import Settings
+from almanac.api.app import create_app
+from almanac.api.settings import Settings
 from tests.almanac.shapes import timeless
 from tests.api.helpers import LocalClient
 

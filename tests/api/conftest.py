@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from api.app import create_app
-from api.settings import DEMO_VAULT, Settings
+from almanac.api.app import create_app
+from almanac.api.settings import DEMO_VAULT, Settings
 from tests.api.helpers import LocalClient
 from tests.api.time_vaults import EXTRA, NOTES, app_over, write_vault
 

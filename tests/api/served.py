@@ -32,7 +32,7 @@ def serve(vault: Path, tmp_path: Path, *options: str) -> Iterator[str]:
     log_path = tmp_path / "server.log"
     log = log_path.open("wb")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALMANAC_")}
-    command = [sys.executable, "-m", "api", "serve", "--vault", str(vault)]
+    command = [sys.executable, "-m", "almanac", "serve", "--vault", str(vault)]
     command += ["--state", str(tmp_path / "state.db"), "--port", str(port), *options]
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from api.app import create_app
-from api.changes import Readiness
-from api.services import Services, now_us
-from api.settings import Settings
+from almanac.api.app import create_app
+from almanac.api.changes import Readiness
+from almanac.api.services import Services, now_us
+from almanac.api.settings import Settings
+from almanac.vault.watcher import FileWatch
 from tests.api.helpers import LocalClient
-from vault.watcher import FileWatch
 
 STATUS = "{ status { snapshot recordCount } }"
 # Another process committing when told to (a line on stdin), and saying so once each COMMIT

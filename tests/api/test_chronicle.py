@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from api.app import create_app
-from api.settings import Settings
+from almanac.api.app import create_app
+from almanac.api.settings import Settings
 from tests.api.helpers import LocalClient, codes, data, gql
 
 NOTES = {

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from api.cli import main
-from api.schema import build_schema
+from almanac.api.cli import main
+from almanac.api.schema import build_schema
 from tests.api.helpers import DEMO_RECORDS, LocalClient
 
 
@@ -147,7 +147,7 @@ def test_app_from_env_reads_almanac_variables(
     demo_vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
 
-    from api import app_from_env
+    from almanac.api import app_from_env
 
     monkeypatch.setenv("ALMANAC_VAULT", str(demo_vault))
     monkeypatch.setenv("ALMANAC_STATE", str(tmp_path / "s.db"))
@@ -159,8 +159,8 @@ def test_app_from_env_reads_almanac_variables(
 
 
 def test_app_from_env_names_a_bad_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    from api import app_from_env
-    from vault import StartupError
+    from almanac.api import app_from_env
+    from almanac.vault import StartupError
 
     monkeypatch.setenv("ALMANAC_WATCH", "maybe")
     with pytest.raises(StartupError, match="ALMANAC_WATCH"):

@@ -30,10 +30,10 @@ import httpx2
 import pytest
 from starlette.applications import Starlette
 
-from api import cli
-from api.app import create_app
-from api.services import Services
-from api.settings import Settings
+from almanac.api import cli
+from almanac.api.app import create_app
+from almanac.api.services import Services
+from almanac.api.settings import Settings
 from tests.api.helpers import DEMO_RECORDS, LocalClient
 
 BURST = 20

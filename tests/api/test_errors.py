@@ -13,10 +13,10 @@ import pytest
 from graphql import GraphQLError, GraphQLSyntaxError, parse
 from starlette.testclient import TestClient
 
-from api.app import create_app
-from api.documents import measure
-from api.errors import render
-from api.settings import Limits, Settings
+from almanac.api.app import create_app
+from almanac.api.documents import measure
+from almanac.api.errors import render
+from almanac.api.settings import Limits, Settings
 from tests.api.helpers import DOCUMENTED, LocalClient, codes, gql, post
 
 READER_TOKEN = "reader-token-0123456789"

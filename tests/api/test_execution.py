@@ -17,13 +17,13 @@ import pytest
 import strawberry
 from strawberry.extensions import SchemaExtension
 
-from api.app import create_app
-from api.context import Context
-from api.documents import Documents
-from api.execution import Executor
-from api.schema import Query as AlmanacQuery, build_schema
-from api.services import now_us
-from api.settings import Limits, Settings
+from almanac.api.app import create_app
+from almanac.api.context import Context
+from almanac.api.documents import Documents
+from almanac.api.execution import Executor
+from almanac.api.schema import Query as AlmanacQuery, build_schema
+from almanac.api.services import now_us
+from almanac.api.settings import Limits, Settings
 
 
 @strawberry.enum

@@ -19,8 +19,8 @@ from schemathesis.checks import not_a_server_error, positive_data_acceptance
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from api.app import create_app
-from api.settings import Settings
+from almanac.api.app import create_app
+from almanac.api.settings import Settings
 from tests.api.helpers import DOCUMENTED
 
 

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-import temporal
-from api.app import create_app
-from api.services import Services
-from api.settings import Settings
+from almanac import temporal
+from almanac.api.app import create_app
+from almanac.api.services import Services
+from almanac.api.settings import Settings
 from tests.api.helpers import REPLACEMENT, SAMS, SUPERSEDED, LocalClient, codes, data, gql
 
 GRAPH = """query($seed: GraphSeedInput!, $hops: Int, $direction: Direction, $relations: [String!],

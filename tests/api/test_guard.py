@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
-from api.app import create_app
-from api.context import is_loopback
-from api.settings import Settings
+from almanac.api.app import create_app
+from almanac.api.context import is_loopback
+from almanac.api.settings import Settings
 from tests.api.helpers import post
 
 STATUS = "{ status { recordCount } }"

@@ -18,9 +18,9 @@ import pytest
 from graphql import get_introspection_query, parse
 from starlette.testclient import TestClient
 
-from api.app import create_app
-from api.documents import MAX_ERRORS, Cost, measure
-from api.settings import DEMO_VAULT, Settings
+from almanac.api.app import create_app
+from almanac.api.documents import MAX_ERRORS, Cost, measure
+from almanac.api.settings import DEMO_VAULT, Settings
 from tests.api.helpers import LocalClient, codes, gql
 from tests.api.served import serve
 

@@ -14,9 +14,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
-from api.app import create_app
-from api.schema import Turns
-from api.settings import Settings
+from almanac.api.app import create_app
+from almanac.api.schema import Turns
+from almanac.api.settings import Settings
 from tests.api.helpers import LocalClient
 
 LOOKUP = "query($n: String!) { lookup(name: $n) { status record { id } } }"

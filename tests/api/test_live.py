@@ -304,7 +304,7 @@ def test_a_subscription_survives_a_failed_reconcile_and_hears_another_process(
                 demo_vault.rename(moved)
                 await asyncio.sleep(1.0)  # the feed's freshness checks fail meanwhile
                 _edit(moved, "people/ada-lopez.md")
-                command = [sys.executable, "-m", "api", "reconcile", "--vault", str(moved)]
+                command = [sys.executable, "-m", "almanac", "reconcile", "--vault", str(moved)]
                 command += ["--state", str(tmp_path / "state.db")]
                 env = {k: v for k, v in os.environ.items() if not k.startswith("ALMANAC_")}
                 await asyncio.to_thread(subprocess.run, command, cwd=ROOT, env=env, check=True)

@@ -16,12 +16,12 @@ import asyncio
 import time
 from pathlib import Path
 
-import temporal
-from api.app import create_app
-from api.context import Context
-from api.documents import DOCUMENTS_KEPT, Documents
-from api.services import Services, now_us
-from api.settings import Limits, Settings
+from almanac import temporal
+from almanac.api.app import create_app
+from almanac.api.context import Context
+from almanac.api.documents import DOCUMENTS_KEPT, Documents
+from almanac.api.services import Services, now_us
+from almanac.api.settings import Limits, Settings
 from tests.api.helpers import LocalClient
 
 GRAPH = '{ graph(seed: {id: "people/samuel-okafor"}, hops: 1) { nodes { id } } }'

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from api import Settings, create_app
-from api.cli import main
+from almanac.api import Settings, create_app
+from almanac.api.cli import main
 from tests import vaults
 from tests.api.helpers import LocalClient, data
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from api.app import create_app
-from api.explorer import STATIC
-from api.settings import Settings
+from almanac.api.app import create_app
+from almanac.api.explorer import STATIC
+from almanac.api.settings import Settings
 from tests.api.helpers import LocalClient
 from tests.api.served import serve
 

@@ -15,9 +15,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.testclient import TestClient
 
-from api.app import create_app
-from api.settings import Settings
-from temporal import from_datetime
+from almanac.api.app import create_app
+from almanac.api.settings import Settings
+from almanac.temporal import from_datetime
 from tests.api.helpers import LocalClient
 from tests.api.served import serve
 

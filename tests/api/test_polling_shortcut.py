@@ -19,10 +19,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.testclient import TestClient
 
-import temporal
-from api.app import create_app
-from api.polling import Answers, etag_matches
-from api.settings import Settings
+from almanac import temporal
+from almanac.api.app import create_app
+from almanac.api.polling import Answers, etag_matches
+from almanac.api.settings import Settings
 from tests.api.helpers import LocalClient
 from tests.api.test_polling import Clock
 
@@ -88,7 +88,7 @@ def test_a_commit_by_another_process_moves_the_tag(
     (other / "people" / "zora-new.md").write_text("---\ntype: person\n---\nZora.\n", "utf-8")
     state = str(tmp_path / "state.db")
     subprocess.run(
-        [sys.executable, "-m", "api", "reconcile", "--vault", str(other), "--state", state],
+        [sys.executable, "-m", "almanac", "reconcile", "--vault", str(other), "--state", state],
         cwd=ROOT,
         check=True,
         capture_output=True,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from api.settings import DEMO_VAULT
+from almanac.api.settings import DEMO_VAULT
 from tests.api.helpers import (
     DEMO_RECORDS,
     REPLACEMENT,

@@ -13,7 +13,7 @@ import httpx2 as httpx
 import pytest
 from starlette.testclient import TestClient
 
-from api.metrics import RequestLines
+from almanac.api.metrics import RequestLines
 from tests.api.served import serve
 
 STATUS = "{ status { snapshot recordCount } }"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from api.app import create_app
-from api.settings import Settings
+from almanac.api.app import create_app
+from almanac.api.settings import Settings
 from tests.api.helpers import DEMO_RECORDS, LocalClient, data, post
 
 STATUS = "{ status { snapshot recordCount } records(first: 1) { meta { degraded } } }"

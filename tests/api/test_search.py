@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from api import Settings, create_app
+from almanac.api import Settings, create_app
 from tests.api.helpers import REPLACEMENT, SUPERSEDED, WITHDRAWN, LocalClient, codes, data, gql
 
 SEARCH = """

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from api import Settings, create_app
+from almanac.api import Settings, create_app
+from almanac.vault import StartupError
 from tests.api.helpers import LocalClient
-from vault import StartupError
 
 
 def write_config(tmp_path: Path, text: str) -> Path:

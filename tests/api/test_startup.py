@@ -21,19 +21,18 @@ from typing import Any
 
 import httpx2 as httpx
 
-import graph
-import temporal
-from api.services import Services, now_us
-from api.settings import Settings
-from temporal import FINGERPRINT
+from almanac import graph, temporal
+from almanac.api.services import Services, now_us
+from almanac.api.settings import Settings
+from almanac.temporal import FINGERPRINT
 from tests.api.served import ROOT, STARTUP_SECONDS, free_port, serve
 
 LAUNCHER = """
 import sys, time
 from pathlib import Path
 import uvicorn
-from api.app import create_app
-from api.settings import Settings
+from almanac.api.app import create_app
+from almanac.api.settings import Settings
 
 vault, state, port, config, hold = sys.argv[1:6]
 held = {}
@@ -62,13 +61,22 @@ LOOKUP = {"query": '{ lookup(name: "Samuel Okafor") { status record { id } } }'}
 
 
 def reconcile(vault: Path, state: Path) -> None:
-    command = [sys.executable, "-m", "api", "reconcile", "--vault", str(vault)]
+    command = [sys.executable, "-m", "almanac", "reconcile", "--vault", str(vault)]
     subprocess.run([*command, "--state", str(state)], cwd=ROOT, check=True, capture_output=True)
 
 
 def cli_answer(vault: Path, state: Path, document: dict[str, str]) -> Any:
     """The answer of `almanac query`, whose graph is built from the database on the spot."""
-    command = [sys.executable, "-m", "api", "query", "--vault", str(vault), "--state", str(state)]
+    command = [
+        sys.executable,
+        "-m",
+        "almanac",
+        "query",
+        "--vault",
+        str(vault),
+        "--state",
+        str(state),
+    ]
     done = subprocess.run(
         [*command, document["query"]], cwd=ROOT, check=True, capture_output=True, text=True
     )

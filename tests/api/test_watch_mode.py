@@ -9,11 +9,11 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from api.app import create_app
-from api.settings import DEMO_VAULT, Settings
+from almanac.api.app import create_app
+from almanac.api.settings import DEMO_VAULT, Settings
+from almanac.vault import StartupError
 from tests.api.helpers import DEMO_RECORDS, LocalClient, data
 from tests.api.served import serve
-from vault import StartupError
 
 MODE = "{ status { watchMode recordCount } }"
 

@@ -22,10 +22,10 @@ import pendulum
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-import temporal
-from api.workers import listening_socket, worker_count
+from almanac import temporal
+from almanac.api.workers import listening_socket, worker_count
+from almanac.vault import StartupError
 from tests.api.served import ROOT, free_port
-from vault import StartupError
 
 QUERY = '{ record(id: "zed") { title } graph(seed: {id: "ada"}, hops: 1) { nodes { id } } }'
 NOTES = {
@@ -75,7 +75,7 @@ def served(tmp_path: Path, *options: str) -> Iterator[Server]:
     port = free_port()
     log_path = tmp_path / "server.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALMANAC_")}
-    command = [sys.executable, "-m", "api", "serve", "--vault", str(vault), "--port", str(port)]
+    command = [sys.executable, "-m", "almanac", "serve", "--vault", str(vault), "--port", str(port)]
     command += ["--state", str(tmp_path / "state.db"), "--workers", "2", *options]
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -324,7 +324,7 @@ def test_serve_refuses_a_bad_worker_count(
     options: list[str],
     environ: dict[str, str],
 ) -> None:
-    from api.cli import main
+    from almanac.api.cli import main
 
     for name, value in environ.items():
         monkeypatch.setenv(name, value)

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from api.settings import DEMO_VAULT
+from almanac.api.settings import DEMO_VAULT
 from tests.api.served import serve
 
 START = datetime(2020, 1, 1, tzinfo=UTC)

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-import graph
-import temporal
-from temporal.store import COMMITS_KEPT
+from almanac import graph, temporal
+from almanac.temporal.store import COMMITS_KEPT
 from tests.graph.test_projection import edges, state
 
 NOW = 1_800_000_000_000_000

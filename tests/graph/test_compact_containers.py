@@ -8,9 +8,9 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from graph.projection import _NO_ATTRIBUTES, _Graph, _Keys
-from graph.view import Edge
-from temporal import discard_path as _discard, paths_of as _members, put_path as _put
+from almanac.graph.projection import _NO_ATTRIBUTES, _Graph, _Keys
+from almanac.graph.view import Edge
+from almanac.temporal import discard_path as _discard, paths_of as _members, put_path as _put
 
 
 def _edge(n: int) -> Edge:

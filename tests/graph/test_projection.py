@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-import graph
-import temporal
+from almanac import graph, temporal
 from tests import vaults
 
 NOW = 1_800_000_000_000_000

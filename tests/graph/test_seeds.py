@@ -9,9 +9,8 @@ from types import MappingProxyType
 
 import pytest
 
-import graph
-import temporal
-from graph import LookupStatus
+from almanac import graph, temporal
+from almanac.graph import LookupStatus
 from tests.temporal.helpers import committed
 
 CONFIG = temporal.VaultConfig(scopes=MappingProxyType({"team": "team/", "private": "private/"}))

@@ -9,10 +9,9 @@ from types import MappingProxyType
 
 import pytest
 
-import graph
-import temporal
-from graph import Direction, EdgeFilter, LookupStatus, TraversalLimits
-from vault import QueryTooComplex
+from almanac import graph, temporal
+from almanac.graph import Direction, EdgeFilter, LookupStatus, TraversalLimits
+from almanac.vault import QueryTooComplex
 
 NOW = 1_800_000_000_000_000
 

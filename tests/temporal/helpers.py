@@ -10,8 +10,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import temporal
-from temporal.store import search_objects, search_table, search_triggers
+from almanac import temporal
+from almanac.temporal.store import search_objects, search_table, search_triggers
 
 NOW = 1_800_000_000_000_000
 KEYS = "rowid, path, id, scope, kind, type, tags, lifecycle, eligible"

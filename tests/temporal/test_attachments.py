@@ -11,7 +11,7 @@ from types import MappingProxyType
 
 import pytest
 
-import temporal
+from almanac import temporal
 from tests import vaults
 from tests.temporal.test_reconcile import NOW, dump, write
 

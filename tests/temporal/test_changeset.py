@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-import temporal
-from temporal.reconcile.changeset import ChangeSet
-from temporal.reconcile.derived import chains, derived_issues
-from temporal.reconcile.intake import affected, take
-from temporal.reconcile.memory import Memory
-from temporal.reconcile.resolution import run
+from almanac import temporal
+from almanac.temporal.reconcile.changeset import ChangeSet
+from almanac.temporal.reconcile.derived import chains, derived_issues
+from almanac.temporal.reconcile.intake import affected, take
+from almanac.temporal.reconcile.memory import Memory
+from almanac.temporal.reconcile.resolution import run
+from almanac.vault import ParsedNote, parse_note
 from tests.temporal.helpers import NOW
-from vault import ParsedNote, parse_note
 
 LATER = NOW + 1
 CONFIG = temporal.VaultConfig()

@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 
-from temporal import (
+from almanac.temporal import (
     ClockRelation,
     format_instant,
     local_day,
@@ -15,7 +15,7 @@ from temporal import (
     parse_query_bound,
     week_of,
 )
-from temporal.calendar import (
+from almanac.temporal.calendar import (
     clock_sql,
     distance,
     distance_sql,
@@ -23,7 +23,7 @@ from temporal.calendar import (
     parse_date_value,
     wall_us,
 )
-from vault import InvalidDate, UnknownTimezone
+from almanac.vault import InvalidDate, UnknownTimezone
 
 HOUR = 3_600_000_000
 

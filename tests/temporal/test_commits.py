@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import temporal
-from temporal.store import COMMIT_IDS, COMMITS_KEPT
+from almanac import temporal
+from almanac.temporal.store import COMMIT_IDS, COMMITS_KEPT
 
 NOW = 1_800_000_000_000_000
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-import temporal
+from almanac import temporal
 
 NOW_US = 1_800_000_000_000_000
 ROOT = Path(__file__).resolve().parents[2]
@@ -256,7 +256,7 @@ def test_reader_threads_see_whole_snapshots_during_reconciles(
 
 CHILD = """
 import json, select, sys
-import temporal
+from almanac import temporal
 from tests.temporal.test_concurrency import CONFIG, observe
 db, size = sys.argv[1], int(sys.argv[2])
 store = temporal.Store.open(db)

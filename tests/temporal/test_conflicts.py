@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import temporal
+from almanac import temporal
 from tests.temporal.conflict_vault import CONFLICT_NOTES, write_notes
 from tests.temporal.test_reconcile import NOW, clean_rebuild, dump
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-import temporal
-from temporal import LifecycleFilter, RecordFilter
-from vault import MAX_NOTE_BYTES
+from almanac import temporal
+from almanac.temporal import LifecycleFilter, RecordFilter
+from almanac.vault import MAX_NOTE_BYTES
 
 NOW_US = 1_800_000_000_000_000
 ROOT = Path(__file__).resolve().parents[2]

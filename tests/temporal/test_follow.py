@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-import graph
-import temporal
-from temporal.reconcile.follow import Followed, WriterLock
-from temporal.reconcile.memory import Memory
+from almanac import graph, temporal
+from almanac.temporal.reconcile.follow import Followed, WriterLock
+from almanac.temporal.reconcile.memory import Memory
 from tests.graph.test_projection import state as graph_state
 from tests.temporal.test_reconcile import NOTES, NOW, write
 

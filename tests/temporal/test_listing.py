@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import temporal
-from temporal.calendar import ClockRelation, clock_sql, local_date, local_day
-from temporal.queries import Scan, entity_paths, entity_rows, first_standing, listing
+from almanac import temporal
+from almanac.temporal.calendar import ClockRelation, clock_sql, local_date, local_day
+from almanac.temporal.queries import Scan, entity_paths, entity_rows, first_standing, listing
 
 NOW = 1_800_000_000_000_000  # 2027-01-15
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import temporal
-from temporal.reconcile.memory import Memory
+from almanac import temporal
+from almanac.temporal.reconcile.memory import Memory
 from tests.temporal.test_reconcile import NOTES, NOW, write
 
 # Each step: files written (None: deleted). Links, references, a withdrawal, a reinstatement

@@ -9,9 +9,9 @@ from types import MappingProxyType
 
 import pytest
 
-import temporal
-from temporal.reconcile import NameIndex, Resolution
-from temporal.store import (
+from almanac import temporal
+from almanac.temporal.reconcile import NameIndex, Resolution
+from almanac.temporal.store import (
     LINK_RULES,
     LOOKUP_RULES,
     SEED_RULES,

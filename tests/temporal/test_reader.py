@@ -10,8 +10,8 @@ from types import MappingProxyType
 
 import pytest
 
-import temporal
-from temporal import LifecycleFilter, RecordFilter, RecordKind, TimeField
+from almanac import temporal
+from almanac.temporal import LifecycleFilter, RecordFilter, RecordKind, TimeField
 from tests.temporal.helpers import committed
 
 CONFIG = temporal.VaultConfig(scopes=MappingProxyType({"team": "team/"}))

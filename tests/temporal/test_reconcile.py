@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-import temporal
-from temporal.store import PROJECTION_TABLES
+from almanac import temporal
+from almanac.temporal.store import PROJECTION_TABLES
 from tests import vaults
 from tests.temporal.helpers import check_search
 
@@ -191,7 +191,7 @@ def test_random_edit_sequences_match_clean_rebuild(tmp_path: Path) -> None:
 
 CHILD = """
 import os, signal, sys
-import temporal
+from almanac import temporal
 store = temporal.Store.open(sys.argv[2])
 rec = temporal.Reconciler(store, sys.argv[1], temporal.VaultConfig())
 if len(sys.argv) > 3:
@@ -559,7 +559,7 @@ def test_another_writer_during_a_reconcile_is_followed_and_planned_again(tmp_pat
 
 
 def _same_memory(rec: temporal.Reconciler, store: temporal.Store) -> bool:
-    from temporal.reconcile.memory import Memory
+    from almanac.temporal.reconcile.memory import Memory
     from tests.temporal.test_follow import _memory
 
     return _memory(rec.memory) == _memory(Memory.load(store.conn))

@@ -51,7 +51,7 @@ from typing import Literal
 
 import pytest
 
-import temporal
+from almanac import temporal
 from tests.temporal.test_reconcile import NOW, dump
 
 Dump = dict[str, list[tuple[object, ...]]]

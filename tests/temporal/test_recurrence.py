@@ -9,12 +9,12 @@ import pytest
 from dateutil import rrule as dateutil_rrule
 from hypothesis import given, settings, strategies as st
 
-from temporal import Occurrence
-from temporal.calendar import RecurrenceSet, Walk, parse_date_value
-from temporal.calendar.recurrence import MAX_STEPS, _dateutil_walls, _simple_walls
-from temporal.calendar.rrule import _DAYS, parse_rule
-from temporal.reconcile import note_dates
-from vault import InvalidRecurrence, parse_note
+from almanac.temporal import Occurrence
+from almanac.temporal.calendar import RecurrenceSet, Walk, parse_date_value
+from almanac.temporal.calendar.recurrence import MAX_STEPS, _dateutil_walls, _simple_walls
+from almanac.temporal.calendar.rrule import _DAYS, parse_rule
+from almanac.temporal.reconcile import note_dates
+from almanac.vault import InvalidRecurrence, parse_note
 
 NY = "America/New_York"
 DAY_US = 86_400_000_000

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-import temporal
-from temporal.reconcile.changeset import ChangeSet
-from temporal.reconcile.memory import Memory
-from temporal.reconcile.writes import rederived
+from almanac import temporal
+from almanac.temporal.reconcile.changeset import ChangeSet
+from almanac.temporal.reconcile.memory import Memory
+from almanac.temporal.reconcile.writes import rederived
+from almanac.vault import parse_note
 from tests.temporal.helpers import NOW
 from tests.temporal.test_reconcile import clean_rebuild, dump, reconcile, write
-from vault import parse_note
 
 CONFIG = temporal.VaultConfig()
 HUB = "meetings/hub.md"

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-import temporal
-from temporal import LifecycleFilter, MatchMode, RecordFilter
-from temporal.store import search_table
+from almanac import temporal
+from almanac.temporal import LifecycleFilter, MatchMode, RecordFilter
+from almanac.temporal.store import search_table
+from almanac.vault import InvalidInput
 from tests import vaults
 from tests.temporal.helpers import check_search
-from vault import InvalidInput
 
 NOW = 1_800_000_000_000_000
 ALL_SCOPES = ["default", "private", "team"]

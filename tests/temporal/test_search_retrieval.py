@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-import temporal
-from temporal import (
+from almanac import temporal
+from almanac.temporal import (
     LifecycleFilter,
     MatchMode,
     MatchQuality,
@@ -18,8 +18,8 @@ from temporal import (
     RetrievalReason,
     SearchStrategy,
 )
+from almanac.vault import InvalidCursor, InvalidInput
 from tests import vaults
-from vault import InvalidCursor, InvalidInput
 
 NOW = 1_800_000_000_000_000
 AUTO = SearchStrategy.AUTO

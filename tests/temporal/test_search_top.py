@@ -14,10 +14,10 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-import temporal
-from temporal import LifecycleFilter, MatchMode, RecordFilter
-from temporal.queries.matching import expression, search_tokens
-from temporal.store import parts, scope_counts, search_table, top
+from almanac import temporal
+from almanac.temporal import LifecycleFilter, MatchMode, RecordFilter
+from almanac.temporal.queries.matching import expression, search_tokens
+from almanac.temporal.store import parts, scope_counts, search_table, top
 
 NOW = 1_800_000_000_000_000
 SCOPES = ["clean", "default", "private", "team"]

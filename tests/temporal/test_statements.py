@@ -13,8 +13,8 @@ from datetime import date
 
 import pytest
 
-import temporal
-from temporal.calendar import ClockRelation, local_day, week_of
+from almanac import temporal
+from almanac.temporal.calendar import ClockRelation, local_day, week_of
 
 DAY = 86_400_000_000
 NOW = 1_800_000_000_000_000  # 2027-01-15

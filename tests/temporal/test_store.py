@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import temporal
-from temporal.store import chunks, marks, run
-from temporal.store.database import IDLE_READERS
-from vault import IndexUnavailable, InvalidInput, QueryTooComplex
+from almanac import temporal
+from almanac.temporal.store import chunks, marks, run
+from almanac.temporal.store.database import IDLE_READERS
+from almanac.vault import IndexUnavailable, InvalidInput, QueryTooComplex
 
 
 @pytest.mark.parametrize(("items", "expected"), [([], "NULL"), ([1], "?"), (["a", "b"], "?,?")])

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import temporal
-from temporal import Eligibility, TimelineQuery
+from almanac import temporal
+from almanac.temporal import Eligibility, TimelineQuery
 from tests.temporal.helpers import NOW, committed
 
 APRIL = 1_711_929_600_000_000  # 2024-04-01T00:00:00Z

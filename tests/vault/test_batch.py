@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-import vault
-from vault.batch import read_and_parse, read_in_workers
-from vault.reading import ReadOptions
+from almanac import vault
+from almanac.vault.batch import read_and_parse, read_in_workers
+from almanac.vault.reading import ReadOptions
 
 
 def _vault(root: Path, count: int) -> list[vault.NoteFile]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from vault import FileBytes, Issue, NoteText, note_lines, read_bytes, read_note_text, scan
+from almanac.vault import FileBytes, Issue, NoteText, note_lines, read_bytes, read_note_text, scan
 
 _IN_OPEN = 0x20
 _IN_NONBLOCK = os.O_NONBLOCK

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from vault import Issue, Note, ParsedNote, parse_note
-from vault.frontmatter import MAX_DEPTH, MAX_FRONTMATTER_BYTES
+from almanac.vault import Issue, Note, ParsedNote, parse_note
+from almanac.vault.frontmatter import MAX_DEPTH, MAX_FRONTMATTER_BYTES
 
 
 def _parse(text: str, path: str = "notes/n.md", **kwargs: Any) -> ParsedNote:

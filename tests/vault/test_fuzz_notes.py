@@ -6,7 +6,7 @@ import hashlib
 
 from hypothesis import given, settings, strategies as st
 
-from vault import ParsedNote, parse_note
+from almanac.vault import ParsedNote, parse_note
 
 CODES = frozenset(
     {

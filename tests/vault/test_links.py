@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from vault import Link, parse_note, wiki_target
-from vault.links import first_heading
+from almanac.vault import Link, parse_note, wiki_target
+from almanac.vault.links import first_heading
 
 
 def _links(

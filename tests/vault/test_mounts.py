@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from vault.mounts import Mount, mount_of, remote, remote_mount
+from almanac.vault.mounts import Mount, mount_of, remote, remote_mount
 
 TABLE = "\n".join(
     [

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pickle
 
-import vault
+from almanac import vault
 
 NOTE = (
     "---\nid: claims/c1\ntype: claim\nsubject: '[[Bob]]'\ntags: [a, b]\nweight: 0.5\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vault import DailyNotes, ReadOptions, StartupError, parse_note
+from almanac.vault import DailyNotes, ReadOptions, StartupError, parse_note
 
 OBSIDIAN = ReadOptions(fields={"occurred_at": ("date", "day"), "recorded_at": ("created",)})
 

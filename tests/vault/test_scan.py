@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import vault
-from vault import Issue, NoteFile, is_ignored_name, read_note, scan, stat_note
+from almanac import vault
+from almanac.vault import Issue, NoteFile, is_ignored_name, read_note, scan, stat_note
 
 
 def _write(root: Path, path: str, data: bytes = b"# note\n") -> Path:

@@ -2,6 +2,6 @@ from __future__ import annotations
 
 import sys
 
-from api.cli import main
+from almanac.api.cli import main
 
 sys.exit(main())
