@@ -25,16 +25,23 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve(vault: Path, tmp_path: Path, *options: str) -> Iterator[str]:
-    """`python -m api serve` over `vault`; yields its base URL once /healthz answers, and stops
-    it afterwards. Its output is in `tmp_path / "server.log"`."""
+def serve(
+    vault: Path | None,
+    tmp_path: Path,
+    *options: str,
+    python: str = sys.executable,
+    cwd: Path = ROOT,
+) -> Iterator[str]:
+    """`python -m almanac serve` over `vault` (None: the demo vault); yields its base URL once
+    /healthz answers, and stops it afterwards. Its output is in `tmp_path / "server.log"`."""
     port = free_port()
     log_path = tmp_path / "server.log"
     log = log_path.open("wb")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALMANAC_")}
-    command = [sys.executable, "-m", "almanac", "serve", "--vault", str(vault)]
+    command = [python, "-m", "almanac", "serve"]
+    command += [] if vault is None else ["--vault", str(vault)]
     command += ["--state", str(tmp_path / "state.db"), "--port", str(port), *options]
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
