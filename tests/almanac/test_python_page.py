@@ -1,4 +1,4 @@
-"""The README's "Use from Python" examples, run as written (on a copy of the demo vault)."""
+"""The examples of docs/python.md, run as written (on a copy of the demo vault)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,12 @@ import io
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "python.md"
 
 
 def _examples() -> list[str]:
-    """The Python blocks of README's "Use from Python" section, in order."""
-    text = README.read_text(encoding="utf-8")
-    section = text.split("\n## Use from Python\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
+    """The Python blocks of the page, in order."""
+    return re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
 
 
 PATHS, TIMELINE_CSV = _examples()
@@ -27,7 +25,7 @@ def _run(example: str, vault: Path, state: Path) -> str:
     assert code != example
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {"__name__": "__readme__"})
+        exec(compile(code, "docs/python.md", "exec"), {"__name__": "__readme__"})
     return out.getvalue()
 
 
