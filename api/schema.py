@@ -19,10 +19,12 @@ from almanac.api.documents import Documents
 from almanac.api.errors import ErrorCodes, render
 from almanac.api.execution import Executor
 from almanac.api.resolvers import live, records as resolvers, time
+from almanac.api.resolvers.context import context
 from almanac.api.resolvers.excerpt import excerpt
 from almanac.api.resolvers.graph import graph_query, paths as graph_paths
 from almanac.api.resolvers.search import search
 from almanac.api.settings import Limits
+from almanac.api.types.context import ContextBundle
 from almanac.api.types.excerpt import Excerpt
 from almanac.api.types.graph import GraphResult
 from almanac.api.types.records import LookupResult, Record, RecordConnection, Status
@@ -95,6 +97,14 @@ class Query:
             "Lines of a note as the file reads now (follow a locator). With revision, current"
             " says whether the\nfile still has those bytes. At most 1,000 lines per call; lines"
             " past the end are simply absent."
+        ),
+    )
+    context: ContextBundle = strawberry.field(
+        resolver=context,
+        description=(
+            "Evidence for one turn inside one budget of characters (200..100000): the pinned"
+            " records, then the\ndated rows nearest asOf of the entities the query names exactly,"
+            " then search hits. Whole items that\ndo not fit are counted in omitted, never cut."
         ),
     )
 
