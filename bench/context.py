@@ -1,7 +1,7 @@
 """`context` in process (issue 29, item 6): one bundle of budget 6,000 for questions that name
 a hub, an ordinary person and nobody, through `kb.query` (the GraphQL document in process).
 
-    python bench/context.py --vault /tmp/ctx/vault --state /tmp/ctx/state.db [--notes 100000] [--runs 30]
+    python bench/context.py --vault /tmp/ctx/vault --state /tmp/ctx/db [--notes 100000] [--runs 30]
 
 Generates the vault (bench/generate.py) when the folder does not exist, and reconciles it the
 first time. The questions take turns call by call; each asks for every field of the bundle.
@@ -27,7 +27,8 @@ import almanac
 
 BUNDLE = """query($text: String, $budget: Int) {
   context(query: $text, budget: $budget, asOf: "2026-06-01T12:00:00Z") {
-    items { part record { id kind type title } text chars locator { path startLine endLine revision }
+    items { part record { id kind type title } text chars
+            locator { path startLine endLine revision }
             date { text start end } clock lifecycle conflicted }
     budget used omitted parts { part returned included omitted } missingPins
     retrieval { reason scopedActive candidatePool } asOf timezone meta { snapshot degraded } } }"""
