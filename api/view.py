@@ -58,7 +58,8 @@ class _Socket(ASGIWebSocketAdapter):
 class AlmanacGraphQL(GraphQL[Context, None]):
     """strawberry's ASGI app with Almanac's request context, and its WebSocket protections:
     graphql-transport-ws only, a cap on connections and on operations per connection, the
-    bearer token of `connection_init` (or of the upgrade), sends bounded in time."""
+    bearer token of `connection_init` (or of the upgrade), sends bounded in time. A query on
+    a connection runs in a context of its own (the connection's `fork`), as a request's."""
 
     websocket_adapter_class = _Socket
 
@@ -219,7 +220,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         if isinstance(request, WebSocket):
             # No scopes until `connection_init` proves them (`on_ws_connect`).
             client = request.client.host if request.client else None
-            return Context(
+            connection = Context(
                 services,
                 (),
                 stamp,
@@ -229,14 +230,25 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                 authorization=request.headers.get("authorization"),
                 client=client,
             )
+            connection.fork = lambda: self._fresh_context(connection.scopes, self.clock())
+            return connection
         return await self._http_context(request.scope, stamp)
 
     async def _http_context(self, scope: Scope, stamp: int) -> Context:
         """An HTTP request's context, once its freshness check is done (`stamp`: its clock)."""
+        return await self._fresh_context(scope.get("almanac.scopes"), stamp, scope)
+
+    async def _fresh_context(
+        self, scopes: tuple[str, ...] | None, stamp: int, scope: Scope | None = None
+    ) -> Context:
+        """The context of one operation reading `scopes` (an HTTP request's, kept in its
+        `scope`, or a query's on a WebSocket connection, with the connection's scopes): its
+        clock `stamp`, its deadline, and its freshness check done."""
         services = self.services
         deadline = time.monotonic() + services.settings.limits.request_seconds
-        context = Context(services, scope.get("almanac.scopes"), stamp, deadline=deadline)
-        scope[CONTEXT] = context
+        context = Context(services, scopes, stamp, deadline=deadline)
+        if scope is not None:
+            scope[CONTEXT] = context
         try:
             await services.ensure_fresh(now_us=stamp)
         except AlmanacError:
