@@ -23,6 +23,7 @@ from almanac.api.errors import PayloadTooLarge, UnsupportedMediaType, error_resp
 from almanac.api.explorer import GraphQLDoor, Pages
 from almanac.api.live import Feed
 from almanac.api.metrics import BEGAN, Logged, Metrics, RequestLines, RequestLog
+from almanac.api.persisted import PersistedQueries
 from almanac.api.polling import Answers
 from almanac.api.schema import build_schema
 from almanac.api.services import Services, now_us
@@ -70,6 +71,10 @@ def create_app(
         graphql_ide=None,  # GraphiQL is served by `Pages`, from the package
         feed=feed,
         answers=Answers(schema_id=schema_id, max_bytes=settings.limits.cache_bytes),
+        persisted=PersistedQueries(
+            max_entries=settings.limits.persisted_queries,
+            max_bytes=settings.limits.max_body_bytes,
+        ),
         clock=clock,
     )
     metrics = Metrics(services, feed)

@@ -4,7 +4,7 @@ import contextlib
 import hashlib
 import hmac
 import ipaddress
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 import strawberry
@@ -39,9 +39,11 @@ class Context:
     deadline: float | None = None
     degraded: tuple[str, ...] = ()
     feed: Feed | None = None
-    # A WebSocket connection's context: serves subscriptions only (a query or mutation would
-    # hold one read transaction for the connection's life); `drop` aborts the connection.
+    # A WebSocket connection's context: its subscriptions read nothing through it (a read
+    # would hold one transaction for the connection's life); `fork` makes the context of one
+    # query on the connection, as an HTTP request's; `drop` aborts the connection.
     live: bool = False
+    fork: Callable[[], Awaitable[Context]] | None = None
     drop: Callable[[], None] | None = None
     connection_params: dict[str, object] | None = None  # set by strawberry at connection_init
     authorization: str | None = None  # the upgrade's `Authorization` header
@@ -83,7 +85,7 @@ class Context:
         """Open the read transaction and pick the graph view of the generation it reads."""
         services = self.services
         if self.live:
-            raise InvalidInput("Over WebSocket only subscriptions are served; query over HTTP")
+            raise InvalidInput("A WebSocket connection reads nothing itself; each query forks")
         if not services.graph_ready:
             self._reader = self._stack.enter_context(services.store.read(deadline=self.deadline))
             return

@@ -37,6 +37,7 @@ from graphql import (
     GraphQLSyntaxError,
     InlineFragmentNode,
     OperationDefinitionNode,
+    OperationType,
     SelectionSetNode,
     Source,
     parse,
@@ -164,6 +165,7 @@ class Documents:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self._kept = functools.lru_cache(maxsize=DOCUMENTS_KEPT)(self._prepare)
+        self._kept_kinds = functools.lru_cache(maxsize=DOCUMENTS_KEPT)(self._subscribes)
         # (text, operation name) of the documents seen to ask only for light root fields: the
         # schema runs them again in its light lane (`is_light`). Bounded like the cache above.
         self._light: dict[tuple[str, str | None], None] = {}
@@ -180,6 +182,29 @@ class Documents:
         if len(self._light) >= DOCUMENTS_KEPT:
             self._light.pop(next(iter(self._light)), None)  # the oldest goes
         self._light[(text, operation_name)] = None
+
+    def subscribes(self, text: str, operation_name: str | None) -> bool:
+        """Whether `text` (with `operation_name`) asks for a subscription, or may: a document
+        that does not parse within the limits, or has no such operation, counts as one, and
+        goes the way subscriptions go (where it is refused with its errors)."""
+        if len(text) > KEPT_TEXT_CHARS:
+            return self._subscribes(text, operation_name)
+        return self._kept_kinds(text, operation_name)
+
+    def _subscribes(self, text: str, operation_name: str | None) -> bool:
+        try:
+            document = _parse(text, self.limits.max_tokens)
+        except GraphQLError:
+            return True
+        operations = [
+            d
+            for d in document.definitions
+            if isinstance(d, OperationDefinitionNode)
+            and (operation_name is None or (d.name is not None and d.name.value == operation_name))
+        ]
+        if len(operations) != 1:
+            return True
+        return operations[0].operation is OperationType.SUBSCRIPTION
 
     def extension(self) -> SchemaExtension:
         """The schema extension that hands strawberry a prepared document (a factory)."""

@@ -24,6 +24,7 @@ __all__ = [
     "ErrorCodes",
     "MethodNotAllowed",
     "PayloadTooLarge",
+    "PersistedQueryNotFound",
     "UnsupportedMediaType",
     "copy_error",
     "error_body",
@@ -54,6 +55,14 @@ class MethodNotAllowed(InvalidInput):
     """An HTTP method `/graphql` does not answer."""
 
     http_status = 405
+
+
+class PersistedQueryNotFound(AlmanacError):
+    """A persisted query's hash this process does not hold (Apollo's APQ: the client sends the
+    document with its hash next). Answered 200, as Apollo Server does."""
+
+    code = "PERSISTED_QUERY_NOT_FOUND"
+    http_status = 200
 
 
 def http_refusal(status: int, reason: str) -> AlmanacError:

@@ -82,7 +82,8 @@ class GraphQLDoor:
 
 
 def wants_ide(scope: Scope) -> bool:
-    """Whether a request is a browser opening `/graphql` (a GET without a `query`)."""
+    """Whether a request is a browser opening `/graphql` (a GET without a `query`, nor
+    `extensions` that may name one by hash)."""
     if scope["type"] != "http" or scope["method"] != "GET":
         return False
     accept = ""
@@ -95,7 +96,7 @@ def wants_ide(scope: Scope) -> bool:
         params = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     except ValueError:
         return False
-    return "query" not in params and "text/html" in accept
+    return "query" not in params and "extensions" not in params
 
 
 def _response(path: str) -> Response:

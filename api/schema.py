@@ -174,10 +174,48 @@ class Schema(strawberry.Schema):
         self.workers.shutdown(wait=True)
         self.light.shutdown(wait=True)
 
-    async def stream(self, *args: Any, **kwargs: Any) -> Any:  # Any: strawberry's StreamResult
-        """strawberry's stream (WebSocket operations), each result's errors rendered with their
-        codes as over HTTP (`ErrorCodes` sees only the end of the operation)."""
-        return _rendered(await super().stream(*args, **kwargs))
+    async def stream(  # strawberry's signature; Any: its StreamResult
+        self,
+        query: str | None,
+        variable_values: dict[str, Any] | None = None,
+        context_value: Any | None = None,
+        root_value: Any | None = None,
+        operation_name: str | None = None,
+        operation_extensions: dict[str, Any] | None = None,
+        allowed_operation_types: Iterable[OperationType] | None = None,
+    ) -> Any:
+        """A WebSocket operation's results. A query (or mutation) on a connection runs as an
+        HTTP request does (`execute`: the pool, in turns), in a context of its own (`fork`:
+        its clock, deadline, freshness check and read transaction, the connection's scopes),
+        and yields its one result. A subscription is strawberry's stream, each result's
+        errors rendered with their codes as over HTTP (`ErrorCodes` sees only the end of the
+        operation)."""
+        fork = context_value.fork if isinstance(context_value, Context) else None
+        if (
+            fork is not None
+            and query is not None
+            and not self.documents.subscribes(query, operation_name)
+        ):
+            result = await self.execute(
+                query,
+                variable_values,
+                await fork(),
+                root_value,
+                operation_name,
+                allowed_operation_types,
+                operation_extensions,
+            )
+            return _once(result)
+        source = await super().stream(
+            query,
+            variable_values,
+            context_value,
+            root_value,
+            operation_name,
+            operation_extensions,
+            allowed_operation_types,
+        )
+        return _rendered(source)
 
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
@@ -229,6 +267,10 @@ def _closing(run: Callable[[], ExecutionResult], context: Any) -> Callable[[], E
                 context.close()
 
     return closing
+
+
+async def _once(result: ExecutionResult) -> AsyncGenerator[ExecutionResult, None]:
+    yield result
 
 
 async def _rendered(source: AsyncGenerator[Any, None]) -> AsyncGenerator[Any, None]:

@@ -37,6 +37,7 @@ class Limits:
     send_queue: int = 16  # events queued for one subscription before its client is dropped
     send_seconds: float = 10.0  # one WebSocket message's send, before its client is dropped
     cache_bytes: int = 16 * 1024 * 1024  # answers to GET requests kept for their snapshot
+    persisted_queries: int = 1000  # documents kept by hash (automatic persisted queries)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -11,14 +12,15 @@ from datetime import timedelta
 from typing import cast
 
 import strawberry
-from cross_web import HTTPException
+from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import ASGIWebSocketAdapter, GraphQL
 from strawberry.exceptions import ConnectionRejectionError
-from strawberry.http import GraphQLHTTPResponse
+from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
+from strawberry.http.base import BaseRequestProtocol
 from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
@@ -27,6 +29,7 @@ from strawberry.types.unset import UNSET, UnsetType
 from almanac.api.context import CONTEXT, Context, readable_scopes, scopes_for_token
 from almanac.api.errors import error_response, http_refusal
 from almanac.api.live import Feed
+from almanac.api.persisted import PersistedQueries
 from almanac.api.polling import Answers, Kept, etag_matches
 from almanac.api.services import Services, now_us
 from almanac.vault import AlmanacError
@@ -58,7 +61,8 @@ class _Socket(ASGIWebSocketAdapter):
 class AlmanacGraphQL(GraphQL[Context, None]):
     """strawberry's ASGI app with Almanac's request context, and its WebSocket protections:
     graphql-transport-ws only, a cap on connections and on operations per connection, the
-    bearer token of `connection_init` (or of the upgrade), sends bounded in time."""
+    bearer token of `connection_init` (or of the upgrade), sends bounded in time. A query on
+    a connection runs in a context of its own (the connection's `fork`), as a request's."""
 
     websocket_adapter_class = _Socket
 
@@ -70,6 +74,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         graphql_ide: str | None,
         feed: Feed | None = None,
         answers: Answers | None = None,
+        persisted: PersistedQueries | None = None,
         clock: Callable[[], int] = now_us,
     ) -> None:
         limits = services.settings.limits
@@ -85,6 +90,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         self.services = services
         self.feed = feed
         self.answers = answers
+        self.persisted = persisted
         self.clock = clock  # the instant each request is stamped with (microseconds)
         self.connections = 0
 
@@ -110,6 +116,8 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                 response = await self.run(request)
         except HTTPException as exc:  # strawberry's own refusals, rendered as every error is
             response = error_response(http_refusal(exc.status_code, exc.reason))
+        except AlmanacError as error:  # a persisted query refused (`execute_single`)
+            response = error_response(error)
         finally:
             # The request's context (made by `get_context`, if it got that far) ends with it:
             # its read transaction is closed here, whatever the operation did.
@@ -192,16 +200,59 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         # Read before the read transaction begins: a commit after that moves the version.
         version = self.services.state_version.read()
         scopes = tuple(readable_scopes(self.services, context.scopes))
+        params: Mapping[str, str] = request.query_params
+        if self.persisted is not None and "extensions" in params and "query" not in params:
+            try:  # a document named by its hash is tagged as if it were sent in full
+                text, _ = self.persisted.resolve(None, json.loads(params["extensions"]))
+            except (AlmanacError, ValueError):
+                return None  # refused when it runs, with the error of its class
+            params = {**params, "query": text or ""}
         known = answers.work_out(
             context.reader(),
             request.scope.get("query_string", b""),
-            request.query_params,
+            params,
             scopes=scopes,
             snapshot=context.snapshot(scopes),
             clock_us=context.clock_us,
             version=version,
         )
         return None if known is None else known.tag
+
+    def should_render_graphql_ide(self, request: BaseRequestProtocol) -> bool:
+        """strawberry's rule (`api.explorer` serves the page itself), except that a GET whose
+        `extensions` may name its document by hash (`api.persisted`) is an operation."""
+        if "extensions" in request.query_params:
+            return False
+        return super().should_render_graphql_ide(request)
+
+    async def execute_single(  # strawberry's signature
+        self,
+        request: Request,
+        request_adapter: AsyncHTTPRequestAdapter,
+        sub_response: Response,
+        context: Context,
+        root_value: None,
+        request_data: GraphQLRequestData,
+    ) -> ExecutionResult:
+        """strawberry's execution of one HTTP operation, with its document named by hash
+        (`api.persisted`): looked up, or checked against its text and kept once it has
+        validated (its operation is labelled, not `invalid`).
+
+        Raises:
+            AlmanacError: a persisted query refused (unknown hash, mismatch, version).
+        """
+        digest = None
+        if self.persisted is not None and request_data.extensions:
+            request_data.query, digest = self.persisted.resolve(
+                request_data.query, request_data.extensions
+            )
+        result = await super().execute_single(
+            request, request_adapter, sub_response, context, root_value, request_data
+        )
+        if digest is not None and request_data.query and context.operation != "invalid":
+            assert self.persisted is not None
+            self.persisted.keep(digest, request_data.query)
+        return result
 
     async def process_result(
         self, request: Request, result: ExecutionResult
@@ -219,7 +270,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         if isinstance(request, WebSocket):
             # No scopes until `connection_init` proves them (`on_ws_connect`).
             client = request.client.host if request.client else None
-            return Context(
+            connection = Context(
                 services,
                 (),
                 stamp,
@@ -229,14 +280,25 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                 authorization=request.headers.get("authorization"),
                 client=client,
             )
+            connection.fork = lambda: self._fresh_context(connection.scopes, self.clock())
+            return connection
         return await self._http_context(request.scope, stamp)
 
     async def _http_context(self, scope: Scope, stamp: int) -> Context:
         """An HTTP request's context, once its freshness check is done (`stamp`: its clock)."""
+        return await self._fresh_context(scope.get("almanac.scopes"), stamp, scope)
+
+    async def _fresh_context(
+        self, scopes: tuple[str, ...] | None, stamp: int, scope: Scope | None = None
+    ) -> Context:
+        """The context of one operation reading `scopes` (an HTTP request's, kept in its
+        `scope`, or a query's on a WebSocket connection, with the connection's scopes): its
+        clock `stamp`, its deadline, and its freshness check done."""
         services = self.services
         deadline = time.monotonic() + services.settings.limits.request_seconds
-        context = Context(services, scope.get("almanac.scopes"), stamp, deadline=deadline)
-        scope[CONTEXT] = context
+        context = Context(services, scopes, stamp, deadline=deadline)
+        if scope is not None:
+            scope[CONTEXT] = context
         try:
             await services.ensure_fresh(now_us=stamp)
         except AlmanacError:
